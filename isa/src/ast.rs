@@ -1,0 +1,171 @@
+//! Abstract syntax of the semantics language.
+
+use crate::diag::Span;
+use std::sync::Arc;
+
+/// Operand and result types. All are bit-vectors; the kind decides how an
+/// oracle passes the value (vector register, mask register, immediate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Bv(u32),
+    Mask(u32),
+    Imm(u32),
+}
+
+impl Ty {
+    pub fn width(self) -> u32 {
+        match self {
+            Ty::Bv(w) | Ty::Mask(w) | Ty::Imm(w) => w,
+        }
+    }
+}
+
+impl std::fmt::Display for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ty::Bv(w) => write!(f, "bv{w}"),
+            Ty::Mask(w) => write!(f, "mask{w}"),
+            Ty::Imm(w) => write!(f, "imm{w}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cost {
+    pub latency: f64,
+    /// Reciprocal throughput, cycles per instruction.
+    pub throughput: f64,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instr {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Ty,
+    pub target: String,
+    pub features: Vec<String>,
+    pub mnemonic: String,
+    pub cost: Option<Cost>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+    pub file: Arc<str>,
+    /// The spec file's stem: `add.sema` holds family `add`.
+    pub family: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Def {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Ty,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+    pub file: Arc<str>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    For { var: String, from: Expr, to: Expr, down: bool, body: Vec<Stmt>, span: Span },
+    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
+    Assign { target: LValue, value: Expr, span: Span },
+    Return { value: Expr, span: Span },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LValue {
+    pub name: String,
+    pub index: Option<Index>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    /// `x[hi:lo]`, inclusive.
+    Range(Box<Expr>, Box<Expr>),
+    /// `x[i]`, one bit.
+    Bit(Box<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Shl,
+    LShr,
+    AShr,
+    Eq,
+    Ne,
+    /// `signed: None` only type-checks on compile-time integers.
+    Lt { signed: Option<bool> },
+    Le { signed: Option<bool> },
+    Gt { signed: Option<bool> },
+    Ge { signed: Option<bool> },
+}
+
+impl BinOp {
+    pub fn symbol(self) -> String {
+        let sfx = |s: Option<bool>| match s {
+            Some(true) => "s",
+            Some(false) => "u",
+            None => "",
+        };
+        match self {
+            BinOp::Add => "+".into(),
+            BinOp::Sub => "-".into(),
+            BinOp::Mul => "*".into(),
+            BinOp::And => "AND".into(),
+            BinOp::Or => "OR".into(),
+            BinOp::Xor => "XOR".into(),
+            BinOp::Shl => "<<".into(),
+            BinOp::LShr => ">>u".into(),
+            BinOp::AShr => ">>s".into(),
+            BinOp::Eq => "==".into(),
+            BinOp::Ne => "!=".into(),
+            BinOp::Lt { signed } => format!("<{}", sfx(signed)),
+            BinOp::Le { signed } => format!("<={}", sfx(signed)),
+            BinOp::Gt { signed } => format!(">{}", sfx(signed)),
+            BinOp::Ge { signed } => format!(">={}", sfx(signed)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Num(i128),
+    Var(String),
+    Call(String, Vec<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    Index(Box<Expr>, Index),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SpecFile {
+    pub instrs: Vec<Instr>,
+    pub defs: Vec<Def>,
+}

@@ -1,0 +1,113 @@
+//! A target's spec library: every `.sema` file of one folder, checked and
+//! unrolled. Functions (`def`) are shared by all files of the folder.
+
+use crate::ast::{Def, Instr, SpecFile};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::sema::{Semantics, unroll};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+pub struct SpecLibrary {
+    instrs: Vec<Arc<Instr>>,
+    semantics: Vec<Arc<Semantics>>,
+    by_name: HashMap<String, usize>,
+    defs: HashMap<String, Def>,
+}
+
+impl SpecLibrary {
+    /// Loads every `*.sema` file of `dir` (sorted by name).
+    pub fn load_dir(dir: &Path) -> Result<SpecLibrary, Diagnostics> {
+        let dir_name = dir.display().to_string();
+        let io = |e: std::io::Error| Diagnostics::from(Diagnostic::new(&dir_name, Default::default(), format!("cannot read spec folder: {e}")));
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "sema"))
+            .collect();
+        files.sort();
+        let mut sources = Vec::new();
+        for p in files {
+            let text = std::fs::read_to_string(&p).map_err(io)?;
+            sources.push((p.display().to_string(), text));
+        }
+        Self::from_sources(&sources)
+    }
+
+    /// Parses, checks and unrolls `(file name, text)` pairs. Reports every
+    /// error it finds, not only the first.
+    pub fn from_sources(sources: &[(String, String)]) -> Result<SpecLibrary, Diagnostics> {
+        let mut errors = Vec::new();
+        let mut parsed: Vec<SpecFile> = Vec::new();
+        for (file, text) in sources {
+            match crate::parser::parse_file(file, text) {
+                Ok(f) => parsed.push(f),
+                Err(e) => errors.push(e),
+            }
+        }
+        let mut defs: HashMap<String, Def> = HashMap::new();
+        let mut instrs: Vec<Arc<Instr>> = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for f in parsed {
+            for d in f.defs {
+                if let Some(prev) = defs.get(&d.name) {
+                    errors.push(Diagnostic::new(
+                        &d.file,
+                        d.span,
+                        format!("duplicate function `{}` (first defined at {}:{}:{})", d.name, prev.file, prev.span.line, prev.span.col),
+                    ));
+                } else {
+                    defs.insert(d.name.clone(), d);
+                }
+            }
+            for i in f.instrs {
+                if let Some(&prev) = by_name.get(&i.name) {
+                    let p = &instrs[prev];
+                    errors.push(Diagnostic::new(
+                        &i.file,
+                        i.span,
+                        format!("duplicate intrinsic `{}` (first defined at {}:{}:{})", i.name, p.file, p.span.line, p.span.col),
+                    ));
+                } else {
+                    by_name.insert(i.name.clone(), instrs.len());
+                    instrs.push(Arc::new(i));
+                }
+            }
+        }
+        let mut semantics = Vec::with_capacity(instrs.len());
+        for i in &instrs {
+            match unroll(i, &defs) {
+                Ok(s) => semantics.push(Arc::new(s)),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        Ok(SpecLibrary { instrs, semantics, by_name, defs })
+    }
+
+    pub fn instrs(&self) -> &[Arc<Instr>] {
+        &self.instrs
+    }
+    pub fn len(&self) -> usize {
+        self.instrs.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.instrs.is_empty()
+    }
+    pub fn get(&self, name: &str) -> Option<(&Arc<Instr>, &Arc<Semantics>)> {
+        self.by_name.get(name).map(|&i| (&self.instrs[i], &self.semantics[i]))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<Instr>, &Arc<Semantics>)> {
+        self.instrs.iter().zip(&self.semantics)
+    }
+    pub fn defs(&self) -> &HashMap<String, Def> {
+        &self.defs
+    }
+    /// Unrolls an instruction that is not (or no longer) in the library, e.g.
+    /// a mutated copy, against this library's functions.
+    pub fn unroll(&self, instr: &Instr) -> Result<Semantics, Diagnostic> {
+        unroll(instr, &self.defs)
+    }
+}

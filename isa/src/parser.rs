@@ -1,0 +1,487 @@
+//! Parser: tokens to [`SpecFile`].
+//!
+//! ```text
+//! file   := item*
+//! item   := instr | def
+//! instr  := 'instr' NAME '(' params ')' '->' type '[' TARGET FEATURE ('+' FEATURE)* MNEMONIC ']' NL
+//!           ('cost' 'latency' NUM 'throughput' NUM 'source' STRING NL)?
+//!           stmt*                      -- up to the next 'instr', 'def' or end of file
+//! def    := 'def' NAME '(' params ')' '->' type NL stmt*
+//! type   := bvN | maskN | immN
+//! stmt   := 'FOR' VAR ':=' expr ('to' | 'downto') expr NL stmt* 'ENDFOR'
+//!         | 'IF' expr 'THEN'? stmt* ('ELSE' 'IF' ... | 'ELSE' stmt*)? 'FI'
+//!         | NAME ('[' expr (':' expr)? ']')? ':=' expr
+//!         | 'RETURN' expr
+//! expr   := or ('?' expr ':' expr)?
+//! or     := xor (('OR' | '|') xor)*        xor := and (('XOR' | '^') and)*
+//! and    := cmp (('AND' | '&') cmp)*       cmp := shift (('==' | '!=' | '<s' | '<u' | '<=s' ...) shift)?
+//! shift  := add (('<<' | '>>u' | '>>s') add)*
+//! add    := mul (('+' | '-') mul)*         mul := unary ('*' unary)*
+//! unary  := ('-' | 'NOT' | '~') unary | postfix
+//! postfix:= primary ('[' expr (':' expr)? ']')*
+//! primary:= NUM | NAME | NAME '(' args ')' | '(' expr ')'
+//! ```
+
+use crate::ast::*;
+use crate::diag::{Diagnostic, Span};
+use crate::lexer::{CmpTok, Tok, Token, lex};
+use std::sync::Arc;
+
+const KEYWORDS: &[&str] = &[
+    "instr", "def", "cost", "FOR", "to", "downto", "ENDFOR", "IF", "THEN", "ELSE", "FI", "RETURN", "AND", "OR", "XOR", "NOT",
+];
+
+pub fn parse_file(file: &str, src: &str) -> Result<SpecFile, Diagnostic> {
+    let toks = lex(file, src)?;
+    let family = std::path::Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut p = Parser { file: Arc::from(file), toks, pos: 0, family };
+    p.file_items()
+}
+
+struct Parser {
+    file: Arc<str>,
+    toks: Vec<Token>,
+    pos: usize,
+    family: String,
+}
+
+type PResult<T> = Result<T, Diagnostic>;
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].tok
+    }
+    fn peek_at(&self, k: usize) -> &Tok {
+        &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
+    }
+    fn span(&self) -> Span {
+        self.toks[self.pos].span
+    }
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+    fn err<T>(&self, span: Span, msg: impl Into<String>) -> PResult<T> {
+        Err(Diagnostic::new(&self.file, span, msg))
+    }
+    fn unexpected<T>(&self, expected: &str) -> PResult<T> {
+        self.err(self.span(), format!("expected {expected}, found {}", self.peek().describe()))
+    }
+    fn is_kw(&self, kw: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(s) if s == kw)
+    }
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.is_kw(kw) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, t: Tok, what: &str) -> PResult<Span> {
+        if *self.peek() == t {
+            Ok(self.bump().span)
+        } else {
+            self.unexpected(what)
+        }
+    }
+    fn expect_kw(&mut self, kw: &str) -> PResult<Span> {
+        if self.is_kw(kw) { Ok(self.bump().span) } else { self.unexpected(&format!("`{kw}`")) }
+    }
+    fn skip_newlines(&mut self) {
+        while *self.peek() == Tok::Newline {
+            self.bump();
+        }
+    }
+    fn end_of_line(&mut self) -> PResult<()> {
+        match self.peek() {
+            Tok::Newline => {
+                self.skip_newlines();
+                Ok(())
+            }
+            Tok::Eof => Ok(()),
+            _ => self.unexpected("end of line"),
+        }
+    }
+    fn name(&mut self, what: &str) -> PResult<(String, Span)> {
+        match self.peek().clone() {
+            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => Ok((s, self.bump().span)),
+            _ => self.unexpected(what),
+        }
+    }
+
+    fn file_items(&mut self) -> PResult<SpecFile> {
+        let mut out = SpecFile::default();
+        self.skip_newlines();
+        loop {
+            match self.peek() {
+                Tok::Eof => return Ok(out),
+                Tok::Ident(s) if s == "instr" => out.instrs.push(self.instr()?),
+                Tok::Ident(s) if s == "def" => out.defs.push(self.def()?),
+                _ => return self.unexpected("`instr` or `def`"),
+            }
+        }
+    }
+
+    fn ty(&mut self) -> PResult<Ty> {
+        let span = self.span();
+        let bad = |p: &Self| p.err(span, format!("expected a type (bvN, maskN or immN), found {}", p.peek().describe()));
+        let Tok::Ident(s) = self.peek().clone() else { return bad(self) };
+        let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+        let (kind, digits) = s.split_at(split);
+        let Ok(w) = digits.parse::<u32>() else { return bad(self) };
+        let ty = match kind {
+            "bv" => Ty::Bv(w),
+            "mask" => Ty::Mask(w),
+            "imm" => Ty::Imm(w),
+            _ => return bad(self),
+        };
+        if w == 0 || w > crate::bitvec::MAX_WIDTH {
+            return self.err(span, format!("type `{s}` has width {w}; widths are 1 to {}", crate::bitvec::MAX_WIDTH));
+        }
+        self.bump();
+        Ok(ty)
+    }
+
+    fn params(&mut self) -> PResult<Vec<Param>> {
+        self.expect(Tok::LParen, "`(`")?;
+        let mut ps: Vec<Param> = Vec::new();
+        if *self.peek() != Tok::RParen {
+            loop {
+                let (name, span) = self.name("a parameter name")?;
+                if ps.iter().any(|p| p.name == name) || name == "dst" {
+                    return self.err(span, format!("parameter `{name}` is declared twice or shadows `dst`"));
+                }
+                self.expect(Tok::Colon, "`:` and a type")?;
+                let ty = self.ty()?;
+                ps.push(Param { name, ty, span });
+                if *self.peek() == Tok::Comma {
+                    self.bump();
+                } else {
+                    break;
+                }
+            }
+        }
+        self.expect(Tok::RParen, "`,` or `)`")?;
+        Ok(ps)
+    }
+
+    fn instr(&mut self) -> PResult<Instr> {
+        let span = self.expect_kw("instr")?;
+        let (name, _) = self.name("an intrinsic name")?;
+        let params = self.params()?;
+        self.expect(Tok::Arrow, "`->` and a result type")?;
+        let ret = self.ty()?;
+        self.expect(Tok::LBracket, "`[target feature mnemonic]`")?;
+        let (target, _) = self.name("a target name (e.g. x86)")?;
+        let mut features = vec![self.name("a CPUID feature (e.g. avx2)")?.0];
+        while *self.peek() == Tok::Plus {
+            self.bump();
+            features.push(self.name("a CPUID feature after `+`")?.0);
+        }
+        let (mnemonic, _) = self.name("an instruction mnemonic")?;
+        self.expect(Tok::RBracket, "`]`")?;
+        self.end_of_line()?;
+        let cost = if self.is_kw("cost") { Some(self.cost()?) } else { None };
+        let body = self.block(&["instr", "def"], "instr")?;
+        Ok(Instr {
+            name,
+            params,
+            ret,
+            target,
+            features,
+            mnemonic,
+            cost,
+            body,
+            span,
+            file: self.file.clone(),
+            family: self.family.clone(),
+        })
+    }
+
+    fn number(&mut self, what: &str) -> PResult<f64> {
+        match *self.peek() {
+            Tok::Num(n) => {
+                self.bump();
+                Ok(n as f64)
+            }
+            Tok::Decimal(d) => {
+                self.bump();
+                Ok(d)
+            }
+            _ => self.unexpected(what),
+        }
+    }
+
+    fn cost(&mut self) -> PResult<Cost> {
+        self.expect_kw("cost")?;
+        self.expect_kw("latency")?;
+        let latency = self.number("a latency in cycles")?;
+        self.expect_kw("throughput")?;
+        let throughput = self.number("a reciprocal throughput in cycles")?;
+        self.expect_kw("source")?;
+        let Tok::Str(source) = self.peek().clone() else { return self.unexpected("a quoted source") };
+        self.bump();
+        self.end_of_line()?;
+        Ok(Cost { latency, throughput, source })
+    }
+
+    fn def(&mut self) -> PResult<Def> {
+        let span = self.expect_kw("def")?;
+        let (name, _) = self.name("a function name")?;
+        let params = self.params()?;
+        self.expect(Tok::Arrow, "`->` and a result type")?;
+        let ret = self.ty()?;
+        self.end_of_line()?;
+        let body = self.block(&["instr", "def"], "def")?;
+        Ok(Def { name, params, ret, body, span, file: self.file.clone() })
+    }
+
+    /// Statements up to (not including) one of `enders`. At top level the
+    /// end of file also ends the block.
+    fn block(&mut self, enders: &[&str], opener: &str) -> PResult<Vec<Stmt>> {
+        let top = opener == "instr" || opener == "def";
+        let mut out = Vec::new();
+        loop {
+            self.skip_newlines();
+            if enders.iter().any(|k| self.is_kw(k)) {
+                return Ok(out);
+            }
+            if *self.peek() == Tok::Eof {
+                if top {
+                    return Ok(out);
+                }
+                return self.unexpected(&format!("{} to close {opener}", enders.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" or ")));
+            }
+            if !top && (self.is_kw("instr") || self.is_kw("def")) {
+                return self.unexpected(&format!("{} to close {opener}", enders.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" or ")));
+            }
+            if let Some(Stmt::Return { span, .. }) = out.last() {
+                let span = *span;
+                return self.err(span, "RETURN must be the last statement of its block");
+            }
+            out.push(self.stmt()?);
+            // A statement ends at the end of its line, or right before a closer
+            // so that `IF c THEN x := 1 ELSE x := 2 FI` fits on one line.
+            if !matches!(self.peek(), Tok::Newline | Tok::Eof) && !["ELSE", "FI", "ENDFOR"].iter().any(|k| self.is_kw(k)) {
+                return self.unexpected("end of line");
+            }
+        }
+    }
+
+    fn stmt(&mut self) -> PResult<Stmt> {
+        let span = self.span();
+        if self.eat_kw("FOR") {
+            let (var, _) = self.name("a loop variable")?;
+            self.expect(Tok::Assign, "`:=`")?;
+            let from = self.expr()?;
+            let down = if self.eat_kw("to") {
+                false
+            } else if self.eat_kw("downto") {
+                true
+            } else {
+                return self.unexpected("`to` or `downto`");
+            };
+            let to = self.expr()?;
+            self.end_of_line()?;
+            let opener = format!("FOR opened at {}:{}", span.line, span.col);
+            let body = self.block(&["ENDFOR"], &opener)?;
+            self.expect_kw("ENDFOR")?;
+            return Ok(Stmt::For { var, from, to, down, body, span });
+        }
+        if self.is_kw("IF") {
+            return self.if_stmt();
+        }
+        if self.eat_kw("RETURN") {
+            let value = self.expr()?;
+            return Ok(Stmt::Return { value, span });
+        }
+        for kw in ["ENDFOR", "FI", "ELSE", "THEN"] {
+            if self.is_kw(kw) {
+                return self.err(span, format!("`{kw}` without a matching opener"));
+            }
+        }
+        let (name, nspan) = self.name("a statement (FOR, IF, RETURN or an assignment)")?;
+        let index = if *self.peek() == Tok::LBracket { Some(self.index()?) } else { None };
+        self.expect(Tok::Assign, "`:=`")?;
+        let value = self.expr()?;
+        Ok(Stmt::Assign { target: LValue { name, index, span: nspan }, value, span })
+    }
+
+    fn if_stmt(&mut self) -> PResult<Stmt> {
+        let span = self.expect_kw("IF")?;
+        let cond = self.expr()?;
+        self.eat_kw("THEN");
+        let opener = format!("IF opened at {}:{}", span.line, span.col);
+        let then = self.block(&["ELSE", "FI"], &opener)?;
+        let els = if self.eat_kw("ELSE") {
+            if self.is_kw("IF") {
+                // `ELSE IF` shares the closing FI.
+                return Ok(Stmt::If { cond, then, els: vec![self.if_stmt()?], span });
+            }
+            let els = self.block(&["FI"], &opener)?;
+            self.expect_kw("FI")?;
+            els
+        } else {
+            self.expect_kw("FI")?;
+            Vec::new()
+        };
+        Ok(Stmt::If { cond, then, els, span })
+    }
+
+    fn index(&mut self) -> PResult<Index> {
+        self.expect(Tok::LBracket, "`[`")?;
+        let hi = self.or_expr()?;
+        let idx = if *self.peek() == Tok::Colon {
+            self.bump();
+            let lo = self.or_expr()?;
+            Index::Range(Box::new(hi), Box::new(lo))
+        } else {
+            Index::Bit(Box::new(hi))
+        };
+        self.expect(Tok::RBracket, "`:` or `]`")?;
+        Ok(idx)
+    }
+
+    pub fn expr(&mut self) -> PResult<Expr> {
+        let c = self.or_expr()?;
+        if *self.peek() == Tok::Question {
+            let span = self.bump().span;
+            let t = self.expr()?;
+            self.expect(Tok::Colon, "`:` in `c ? a : b`")?;
+            let e = self.expr()?;
+            return Ok(Expr { kind: ExprKind::Ternary(Box::new(c), Box::new(t), Box::new(e)), span });
+        }
+        Ok(c)
+    }
+
+    fn binary_level(&mut self, next: fn(&mut Self) -> PResult<Expr>, ops: fn(&Tok) -> Option<BinOp>) -> PResult<Expr> {
+        let mut lhs = next(self)?;
+        while let Some(op) = ops(self.peek()) {
+            let span = self.bump().span;
+            let rhs = next(self)?;
+            lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+        }
+        Ok(lhs)
+    }
+
+    fn or_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::xor_expr, |t| match t {
+            Tok::Pipe => Some(BinOp::Or),
+            Tok::Ident(s) if s == "OR" => Some(BinOp::Or),
+            _ => None,
+        })
+    }
+    fn xor_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::and_expr, |t| match t {
+            Tok::Caret => Some(BinOp::Xor),
+            Tok::Ident(s) if s == "XOR" => Some(BinOp::Xor),
+            _ => None,
+        })
+    }
+    fn and_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::cmp_expr, |t| match t {
+            Tok::Amp => Some(BinOp::And),
+            Tok::Ident(s) if s == "AND" => Some(BinOp::And),
+            _ => None,
+        })
+    }
+    fn cmp_expr(&mut self) -> PResult<Expr> {
+        let lhs = self.shift_expr()?;
+        let op = match self.peek() {
+            Tok::Eq => BinOp::Eq,
+            Tok::Ne => BinOp::Ne,
+            Tok::Cmp { op, signed } => match op {
+                CmpTok::Lt => BinOp::Lt { signed: *signed },
+                CmpTok::Le => BinOp::Le { signed: *signed },
+                CmpTok::Gt => BinOp::Gt { signed: *signed },
+                CmpTok::Ge => BinOp::Ge { signed: *signed },
+            },
+            _ => return Ok(lhs),
+        };
+        let span = self.bump().span;
+        let rhs = self.shift_expr()?;
+        if matches!(self.peek(), Tok::Eq | Tok::Ne | Tok::Cmp { .. }) {
+            return self.err(self.span(), "comparisons do not chain; add parentheses");
+        }
+        Ok(Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span })
+    }
+    fn shift_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::add_expr, |t| match t {
+            Tok::Shl => Some(BinOp::Shl),
+            Tok::Shr { signed: false } => Some(BinOp::LShr),
+            Tok::Shr { signed: true } => Some(BinOp::AShr),
+            _ => None,
+        })
+    }
+    fn add_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::mul_expr, |t| match t {
+            Tok::Plus => Some(BinOp::Add),
+            Tok::Minus => Some(BinOp::Sub),
+            _ => None,
+        })
+    }
+    fn mul_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::unary_expr, |t| (*t == Tok::Star).then_some(BinOp::Mul))
+    }
+    fn unary_expr(&mut self) -> PResult<Expr> {
+        let span = self.span();
+        let op = match self.peek() {
+            Tok::Minus => UnOp::Neg,
+            Tok::Tilde => UnOp::Not,
+            Tok::Ident(s) if s == "NOT" => UnOp::Not,
+            _ => return self.postfix_expr(),
+        };
+        self.bump();
+        let e = self.unary_expr()?;
+        Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span })
+    }
+    fn postfix_expr(&mut self) -> PResult<Expr> {
+        let mut e = self.primary()?;
+        while *self.peek() == Tok::LBracket {
+            let span = self.span();
+            let idx = self.index()?;
+            e = Expr { kind: ExprKind::Index(Box::new(e), idx), span };
+        }
+        Ok(e)
+    }
+    fn primary(&mut self) -> PResult<Expr> {
+        let span = self.span();
+        match self.peek().clone() {
+            Tok::Num(n) => {
+                self.bump();
+                Ok(Expr { kind: ExprKind::Num(n), span })
+            }
+            Tok::LParen => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect(Tok::RParen, "`)`")?;
+                Ok(e)
+            }
+            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
+                self.bump();
+                if *self.peek() == Tok::LParen && matches!(self.peek_at(0), Tok::LParen) {
+                    self.bump();
+                    let mut args = Vec::new();
+                    if *self.peek() != Tok::RParen {
+                        loop {
+                            args.push(self.expr()?);
+                            if *self.peek() == Tok::Comma {
+                                self.bump();
+                            } else {
+                                break;
+                            }
+                        }
+                    }
+                    self.expect(Tok::RParen, "`,` or `)` after an argument")?;
+                    return Ok(Expr { kind: ExprKind::Call(s, args), span });
+                }
+                Ok(Expr { kind: ExprKind::Var(s), span })
+            }
+            _ => self.unexpected("an expression"),
+        }
+    }
+}

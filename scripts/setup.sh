@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Idempotent set-up for misaal on Debian 12 with only Rust installed.
+#
+# Z3: Debian's libz3 is 4.8.12, but the z3 crate 0.22 needs >= 4.13.3 and its
+# bindings follow Z3 5.3. We take libz3 from the z3-solver wheel on PyPI (a
+# 28 MB download, seconds) instead of building Z3 from source (~15 minutes,
+# newer cmake and clang). .cargo/config.toml points z3-sys at .deps/z3 and
+# sets an $ORIGIN-relative rpath, so nothing is installed system-wide.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+Z3_VERSION="5.4.0"
+Z3_WHEEL_VERSION="5.4.0.0"
+DEPS="$ROOT/.deps"
+STAMP="$DEPS/z3/VERSION"
+
+need_apt=()
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+command -v cc >/dev/null || need_apt+=(gcc)
+if ((${#need_apt[@]})); then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing ${need_apt[*]} with apt-get"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$Z3_VERSION" ] || [ ! -e "$DEPS/z3/lib/libz3.so" ]; then
+    echo "setup: fetching libz3 $Z3_VERSION from the z3-solver $Z3_WHEEL_VERSION wheel"
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        -d "$tmp" "z3-solver==$Z3_WHEEL_VERSION"
+    rm -rf "$DEPS/z3.new"
+    mkdir -p "$DEPS/z3.new"
+    python3 - "$tmp" "$DEPS/z3.new" <<'PY'
+import glob, os, shutil, sys, zipfile
+tmp, dest = sys.argv[1], sys.argv[2]
+whl = glob.glob(os.path.join(tmp, "z3_solver-*.whl"))[0]
+with zipfile.ZipFile(whl) as z:
+    for name in z.namelist():
+        if not name.endswith("/") and (name.startswith("z3/lib/libz3.so") or name.startswith("z3/include/")):
+            target = os.path.join(dest, name[len("z3/"):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(name) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+PY
+    echo "$Z3_VERSION" > "$DEPS/z3.new/VERSION"
+    rm -rf "$DEPS/z3"
+    mv "$DEPS/z3.new" "$DEPS/z3"
+fi

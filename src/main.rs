@@ -1,0 +1,306 @@
+//! The misaal command line.
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use misaal_isa::{BitVec, Instr, Semantics, SpecLibrary};
+use misaal_reports::SemanticsRow;
+use misaal_verifier::{DiffConfig, Verdict, X86Silicon, check_against};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "misaal", version, about = "Verified rewrite rules from vector instruction semantics")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Instruction semantics: list, show, evaluate and check specs.
+    #[command(subcommand)]
+    Isa(IsaCmd),
+}
+
+#[derive(Args, Clone)]
+struct SpecArgs {
+    /// Target ISA (a folder under isa/specs).
+    #[arg(long, default_value = "x86")]
+    target: String,
+    /// Read specs from this folder instead of the bundled isa/specs/<target>.
+    #[arg(long)]
+    specs: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum IsaCmd {
+    /// List specs as a table.
+    List {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Only specs that need this CPUID feature.
+        #[arg(long)]
+        feature: Option<String>,
+        /// Only specs of this family (spec file name).
+        #[arg(long)]
+        family: Option<String>,
+    },
+    /// Print a spec and the unrolled expression of its lane 0.
+    Show {
+        name: String,
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Evaluate a spec on hexadecimal operands (immediates too), in order.
+    Eval {
+        name: String,
+        operands: Vec<String>,
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Differential-test every spec against its oracle and write
+    /// reports/<target>_semantics.csv.
+    Check {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Only this family (spec file name), e.g. `add`.
+        #[arg(long)]
+        family: Option<String>,
+        /// Only intrinsics whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Cases per intrinsic.
+        #[arg(long, default_value_t = 1000)]
+        cases: usize,
+        #[arg(long, default_value_t = DiffConfig::default().seed)]
+        seed: u64,
+        /// Where to write the CSV report.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+}
+
+fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
+    let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
+    SpecLibrary::load_dir(&dir).map_err(|d| format!("{d}\n{} error(s) in {}", d.0.len(), dir.display()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Isa(IsaCmd::List { spec, feature, family }) => list(&spec, feature, family),
+        Cmd::Isa(IsaCmd::Show { name, spec }) => show(&spec, &name),
+        Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
+        Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs }) => {
+            check(&spec, family, filter, DiffConfig { cases, seed, ..Default::default() }, out, jobs)
+        }
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn signature(i: &Instr) -> String {
+    let ps: Vec<String> = i.params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
+    format!("{}({}) -> {}", i.name, ps.join(", "), i.ret)
+}
+
+fn list(spec: &SpecArgs, feature: Option<String>, family: Option<String>) -> Result<ExitCode, String> {
+    let lib = load(spec)?;
+    let rows: Vec<&Instr> = lib
+        .instrs()
+        .iter()
+        .map(|i| i.as_ref())
+        .filter(|i| feature.as_ref().is_none_or(|f| i.features.iter().any(|x| x == f)))
+        .filter(|i| family.as_ref().is_none_or(|f| &i.family == f))
+        .collect();
+    let w = rows.iter().map(|i| i.name.len()).max().unwrap_or(9).max(9);
+    println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}", "intrinsic", "instruction", "feature", "family", "latency", "tput");
+    for i in &rows {
+        let (lat, tp) = i.cost.as_ref().map(|c| (format!("{}", c.latency), format!("{}", c.throughput))).unwrap_or(("-".into(), "-".into()));
+        println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}", i.name, i.mnemonic, i.features.join("+"), i.family, lat, tp);
+    }
+    println!("{} of {} specs", rows.len(), lib.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The spec's source text: from its `instr` line to the next item.
+fn source_text(i: &Instr) -> String {
+    let Ok(text) = std::fs::read_to_string(&*i.file) else { return String::new() };
+    let lines: Vec<&str> = text.lines().collect();
+    let start = i.span.line as usize - 1;
+    let mut end = start + 1;
+    while end < lines.len() {
+        let t = lines[end].trim_start();
+        if t.starts_with("instr ") || t.starts_with("def ") {
+            break;
+        }
+        end += 1;
+    }
+    while end > start + 1 && (lines[end - 1].trim().is_empty() || lines[end - 1].trim_start().starts_with("//")) {
+        end -= 1;
+    }
+    lines[start..end].join("\n")
+}
+
+fn lookup<'a>(lib: &'a SpecLibrary, name: &str) -> Result<(&'a Arc<Instr>, &'a Arc<Semantics>), String> {
+    lib.get(name).ok_or_else(|| {
+        let close: Vec<&str> = lib.instrs().iter().map(|i| i.name.as_str()).filter(|n| n.contains(name.trim_start_matches('_'))).take(5).collect();
+        let hint = if close.is_empty() { String::new() } else { format!(" (similar: {})", close.join(", ")) };
+        format!("error: no spec named `{name}`{hint}")
+    })
+}
+
+fn show(spec: &SpecArgs, name: &str) -> Result<ExitCode, String> {
+    let lib = load(spec)?;
+    let (i, s) = lookup(&lib, name)?;
+    println!("// {}:{}:{}", i.file, i.span.line, i.span.col);
+    println!("{}", source_text(i));
+    let lane = s.lanes[0];
+    let names: Vec<String> = i.params.iter().map(|p| p.name.clone()).collect();
+    println!();
+    println!("// {} lanes; {} DAG nodes in all", s.lanes.len(), s.dag.len());
+    println!("// lane 0 = dst[{}:{}]:", lane.lo + lane.width - 1, lane.lo);
+    println!("{}", s.dag.render(lane.root, &names));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn eval(spec: &SpecArgs, name: &str, operands: &[String]) -> Result<ExitCode, String> {
+    let lib = load(spec)?;
+    let (i, s) = lookup(&lib, name)?;
+    if operands.len() != i.params.len() {
+        return Err(format!("error: `{}` takes {} operand(s), found {}\n  signature: {}", name, i.params.len(), operands.len(), signature(i)));
+    }
+    let mut vals = Vec::new();
+    for (p, text) in i.params.iter().zip(operands) {
+        let v = BitVec::parse_hex(p.ty.width(), text).map_err(|e| format!("error: operand `{}` ({}): {e}", p.name, p.ty))?;
+        vals.push(v);
+    }
+    let r = s.eval(&vals).map_err(|e| format!("error: {e}"))?;
+    println!("{r}");
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Outcome {
+    family: String,
+    row: SemanticsRow,
+    detail: Option<String>,
+}
+
+fn check(
+    spec: &SpecArgs,
+    family: Option<String>,
+    filter: Option<String>,
+    cfg: DiffConfig,
+    out: Option<PathBuf>,
+    jobs: Option<usize>,
+) -> Result<ExitCode, String> {
+    if spec.target != "x86" {
+        return Err(format!("error: no oracle for target `{}` yet; only x86 is checked on silicon", spec.target));
+    }
+    let lib = load(spec)?;
+    let todo: Vec<(&Arc<Instr>, &Arc<Semantics>)> = lib
+        .iter()
+        .filter(|(i, _)| family.as_ref().is_none_or(|f| &i.family == f))
+        .filter(|(i, _)| filter.as_ref().is_none_or(|f| i.name.contains(f.as_str())))
+        .collect();
+    if todo.is_empty() {
+        return Err("error: no spec matches the filters".into());
+    }
+    let oracle = X86Silicon;
+    let pb = ProgressBar::new(todo.len() as u64);
+    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((i, sem)) = todo.get(k) else { break };
+                    let t = Instant::now();
+                    let verdict = check_against(&oracle, i, sem, &cfg);
+                    let seconds = t.elapsed().as_secs_f64();
+                    let (status, cases, detail) = match verdict {
+                        Verdict::Agreed { cases } => ("silicon", cases as u64, None),
+                        Verdict::Unavailable(why) => ("skipped", 0, Some(format!("SKIPPED {}: {why}", i.name))),
+                        Verdict::Failed(cx) => ("failed", cfg.cases as u64, Some(format!("FAILED {} ({}:{}):\n{cx}", i.name, i.file, i.span.line))),
+                        Verdict::OracleFailed(why) => ("failed", 0, Some(format!("FAILED {}: {why}", i.name))),
+                    };
+                    if let Some(d) = &detail {
+                        pb.println(d);
+                    }
+                    pb.set_message(i.name.clone());
+                    pb.inc(1);
+                    let row = SemanticsRow {
+                        intrinsic: i.name.clone(),
+                        instruction: i.mnemonic.clone(),
+                        feature: i.features.join("+"),
+                        status: status.into(),
+                        cases,
+                        seconds,
+                    };
+                    results.lock().expect("results").push((k, Outcome { family: i.family.clone(), row, detail }));
+                }
+            });
+        }
+    });
+    pb.finish_and_clear();
+    let mut results = results.into_inner().expect("results");
+    results.sort_by_key(|(k, _)| *k);
+    let outcomes: Vec<Outcome> = results.into_iter().map(|(_, o)| o).collect();
+
+    let mut fams: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for o in &outcomes {
+        let e = fams.entry(&o.family).or_default();
+        match o.row.status.as_str() {
+            "silicon" => e[0] += 1,
+            "skipped" => e[1] += 1,
+            _ => e[2] += 1,
+        }
+    }
+    println!("{:<16} {:>6} {:>8} {:>8} {:>7}", "family", "specs", "silicon", "skipped", "failed");
+    let mut tot = [0usize; 3];
+    for (f, c) in &fams {
+        println!("{:<16} {:>6} {:>8} {:>8} {:>7}", f, c.iter().sum::<usize>(), c[0], c[1], c[2]);
+        for k in 0..3 {
+            tot[k] += c[k];
+        }
+    }
+    println!("{:<16} {:>6} {:>8} {:>8} {:>7}", "total", tot.iter().sum::<usize>(), tot[0], tot[1], tot[2]);
+    let skipped: Vec<&str> = outcomes.iter().filter(|o| o.row.status == "skipped").map(|o| o.row.intrinsic.as_str()).collect();
+    if !skipped.is_empty() {
+        println!("unverified (skipped, excluded from synthesis): {}", skipped.join(", "));
+    }
+    let failed = outcomes.iter().filter(|o| o.row.status == "failed").count();
+    for o in outcomes.iter().filter(|o| o.row.status == "failed") {
+        if let Some(d) = &o.detail {
+            eprintln!("{d}");
+        }
+    }
+    let path = out.unwrap_or_else(|| PathBuf::from(format!("reports/{}_semantics.csv", spec.target)));
+    let rows: Vec<SemanticsRow> = outcomes.into_iter().map(|o| o.row).collect();
+    misaal_reports::write_semantics_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+    println!(
+        "{} specs checked with {} cases each (seed {}) in {:.1}s; wrote {}",
+        rows.len(),
+        cfg.cases,
+        cfg.seed,
+        started.elapsed().as_secs_f64(),
+        path.display()
+    );
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -1,0 +1,232 @@
+//! Differential testing of a spec against an oracle.
+//!
+//! Cases come from quickcheck's `Gen` with edge values (0, all-ones, MIN, MAX,
+//! alternating bits, 1) mixed into every element width, and near-equal
+//! operand pairs so comparisons see both outcomes. Cases are generated up
+//! front and run as one batch, because emulator oracles pay per process. A
+//! failing case is shrunk (operands, then 64-bit words, then bytes, towards
+//! zero) with more batches.
+
+use crate::oracle::{Oracle, OracleError};
+use misaal_isa::ast::Ty;
+use misaal_isa::{BitVec, Instr, Semantics};
+use quickcheck::{Arbitrary, Gen};
+
+#[derive(Clone, Debug)]
+pub struct DiffConfig {
+    pub cases: usize,
+    pub seed: u64,
+    /// Oracle runs allowed while shrinking a counterexample.
+    pub shrink_budget: usize,
+}
+
+impl Default for DiffConfig {
+    fn default() -> Self {
+        DiffConfig { cases: 1000, seed: 0x6d69_7361_616c, shrink_budget: 64 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Counterexample {
+    pub operands: Vec<(String, BitVec)>,
+    pub spec: BitVec,
+    pub oracle: BitVec,
+    /// Lanes (bit ranges) whose values differ.
+    pub lanes: Vec<(u32, u32)>,
+}
+
+impl std::fmt::Display for Counterexample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (n, v) in &self.operands {
+            writeln!(f, "    {n} = {v}")?;
+        }
+        writeln!(f, "    spec   = {}", self.spec)?;
+        writeln!(f, "    oracle = {}", self.oracle)?;
+        let lanes: Vec<String> = self.lanes.iter().take(8).map(|(h, l)| format!("[{h}:{l}]")).collect();
+        write!(f, "    differing lanes: {}{}", lanes.join(" "), if self.lanes.len() > 8 { " ..." } else { "" })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// Spec and oracle agreed on every case.
+    Agreed { cases: usize },
+    /// The oracle cannot run this instruction here; the spec is unverified.
+    Unavailable(String),
+    Failed(Box<Counterexample>),
+    OracleFailed(String),
+}
+
+/// Generates operand values for one instruction's signature.
+pub struct CaseGen {
+    params: Vec<Ty>,
+}
+
+const ELEMENT_WIDTHS: [u32; 4] = [8, 16, 32, 64];
+
+fn edge_values(e: u32) -> [BitVec; 7] {
+    let alt = |start: bool| {
+        let mut v = BitVec::zero(e);
+        for b in 0..e {
+            v.set_bit(b, (b % 2 == 0) == start);
+        }
+        v
+    };
+    [BitVec::zero(e), BitVec::ones(e), BitVec::signed_min(e), BitVec::signed_max(e), alt(true), alt(false), BitVec::from_u64(e, 1)]
+}
+
+fn random_bits(g: &mut Gen, w: u32) -> BitVec {
+    let bytes: Vec<u8> = (0..w.div_ceil(8)).map(|_| u8::arbitrary(g)).collect();
+    BitVec::from_bytes_le(w, &bytes)
+}
+
+fn pick(g: &mut Gen, n: u32) -> u32 {
+    u32::arbitrary(g) % n
+}
+
+impl CaseGen {
+    pub fn new(instr: &Instr) -> Self {
+        CaseGen { params: instr.params.iter().map(|p| p.ty).collect() }
+    }
+
+    fn vector(g: &mut Gen, w: u32) -> BitVec {
+        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w % e == 0).collect();
+        if widths.is_empty() {
+            return random_bits(g, w);
+        }
+        let e = widths[pick(g, widths.len() as u32) as usize];
+        let edges = edge_values(e);
+        let mut v = BitVec::zero(w);
+        for k in 0..w / e {
+            let elem = if pick(g, 10) < 4 { edges[pick(g, 7) as usize].clone() } else { random_bits(g, e) };
+            v = v.or(&elem.zext(w).shl_u((k * e) as u64));
+        }
+        v
+    }
+
+    pub fn case(&self, g: &mut Gen) -> Vec<BitVec> {
+        let mut out: Vec<BitVec> = Vec::with_capacity(self.params.len());
+        for &ty in &self.params {
+            let v = match ty {
+                Ty::Imm(w) => match pick(g, 8) {
+                    0 => BitVec::zero(w),
+                    1 => BitVec::ones(w),
+                    _ => random_bits(g, w),
+                },
+                Ty::Mask(w) => match pick(g, 6) {
+                    0 => BitVec::zero(w),
+                    1 => BitVec::ones(w),
+                    _ => random_bits(g, w),
+                },
+                Ty::Bv(w) => {
+                    // Sometimes a near copy of an earlier operand, so equal
+                    // elements (cmpeq, min/max ties) are common.
+                    let earlier: Vec<&BitVec> = out.iter().filter(|o| o.width() == w).collect();
+                    if !earlier.is_empty() && pick(g, 6) == 0 {
+                        let base = earlier[pick(g, earlier.len() as u32) as usize].clone();
+                        let noise = Self::vector(g, w);
+                        let keep = random_bits(g, w);
+                        base.and(&keep).or(&noise.and(&keep.not()))
+                    } else {
+                        Self::vector(g, w)
+                    }
+                }
+            };
+            out.push(v);
+        }
+        out
+    }
+}
+
+fn differing_lanes(sem: &Semantics, a: &BitVec, b: &BitVec) -> Vec<(u32, u32)> {
+    sem.lanes
+        .iter()
+        .map(|l| (l.lo + l.width - 1, l.lo))
+        .filter(|&(h, l)| a.extract(h, l) != b.extract(h, l))
+        .collect()
+}
+
+/// Shrink candidates: each operand zeroed, then each 64-bit word, then bytes.
+fn shrink_candidates(case: &[BitVec]) -> Vec<Vec<BitVec>> {
+    let mut out = Vec::new();
+    for (i, op) in case.iter().enumerate() {
+        if !op.is_zero() {
+            let mut c = case.to_vec();
+            c[i] = BitVec::zero(op.width());
+            out.push(c);
+        }
+    }
+    for step in [64u32, 8] {
+        for (i, op) in case.iter().enumerate() {
+            let w = op.width();
+            for lo in (0..w).step_by(step as usize) {
+                let hi = (lo + step - 1).min(w - 1);
+                if op.extract(hi, lo).is_zero() {
+                    continue;
+                }
+                let mask = BitVec::ones(hi - lo + 1).zext(w).shl_u(lo as u64).not();
+                let mut c = case.to_vec();
+                c[i] = op.and(&mask);
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Runs `cfg.cases` generated cases through the spec's evaluator and the
+/// oracle, and shrinks the first disagreement.
+pub fn check_against(oracle: &dyn Oracle, instr: &Instr, sem: &Semantics, cfg: &DiffConfig) -> Verdict {
+    if let Err(e) = oracle.available(instr) {
+        return match e {
+            OracleError::Unavailable(s) => Verdict::Unavailable(s),
+            OracleError::Failed(s) => Verdict::OracleFailed(s),
+        };
+    }
+    let seed = cfg.seed ^ fxhash(&instr.name);
+    let mut g = Gen::from_size_and_seed(64, seed);
+    let case_gen = CaseGen::new(instr);
+    let cases: Vec<Vec<BitVec>> = (0..cfg.cases).map(|_| case_gen.case(&mut g)).collect();
+    let results = match oracle.run_batch(instr, &cases) {
+        Ok(r) => r,
+        Err(e) => return Verdict::OracleFailed(e.to_string()),
+    };
+    let fails = |case: &[BitVec], got: &BitVec| sem.eval(case).map(|s| s != *got).unwrap_or(true);
+    let Some(k) = cases.iter().zip(&results).position(|(c, r)| fails(c, r)) else {
+        return Verdict::Agreed { cases: cases.len() };
+    };
+    let mut best = cases[k].clone();
+    let mut budget = cfg.shrink_budget;
+    'shrink: while budget > 0 {
+        budget -= 1;
+        let cands = shrink_candidates(&best);
+        if cands.is_empty() {
+            break;
+        }
+        let Ok(res) = oracle.run_batch(instr, &cands) else { break };
+        for (c, r) in cands.into_iter().zip(&res) {
+            if fails(&c, r) {
+                best = c;
+                continue 'shrink;
+            }
+        }
+        break;
+    }
+    let got = match oracle.run_batch(instr, std::slice::from_ref(&best)) {
+        Ok(mut r) => r.remove(0),
+        Err(e) => return Verdict::OracleFailed(e.to_string()),
+    };
+    let spec = match sem.eval(&best) {
+        Ok(s) => s,
+        Err(e) => return Verdict::OracleFailed(format!("evaluator rejected a generated case: {e}")),
+    };
+    let lanes = differing_lanes(sem, &spec, &got);
+    let operands = instr.params.iter().map(|p| p.name.clone()).zip(best).collect();
+    Verdict::Failed(Box::new(Counterexample { operands, spec, oracle: got, lanes }))
+}
+
+/// A stable per-name seed component (FNV-1a), so every intrinsic gets its
+/// own reproducible stream.
+fn fxhash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
