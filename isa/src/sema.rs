@@ -184,7 +184,7 @@ impl<'a> Unroller<'a> {
         for (name, bt) in t {
             let Some(be) = e.get(&name) else {
                 if name == f.out {
-                    return self.err(f, span, format!("only one branch of this IF writes `{name}`"));
+                    return self.one_branch_writes_out(f, span);
                 }
                 continue;
             };
@@ -207,9 +207,16 @@ impl<'a> Unroller<'a> {
             }
         }
         if e.contains_key(f.out) && !out.contains_key(f.out) {
-            return self.err(f, span, format!("only one branch of this IF writes `{}`", f.out));
+            return self.one_branch_writes_out(f, span);
         }
         Ok(out)
+    }
+
+    fn one_branch_writes_out<T>(&self, f: &Frame, span: Span) -> R<T> {
+        if f.out == RESULT {
+            return self.err(f, span, "only one branch of this IF reaches RETURN; every path through a `def` must end in RETURN");
+        }
+        self.err(f, span, format!("only one branch of this IF writes `{}`; write it in both", f.out))
     }
 
     /// Bits written in both branches become `ite(c, then, else)`; bits
