@@ -319,6 +319,18 @@ impl Dag {
         self.intern(Node::Sat { kind, src, width })
     }
 
+    /// A copy with node `id` replaced by `node` of the same width; every
+    /// user of `id` sees the replacement. Used to build mutants.
+    pub fn with_node_replaced(&self, id: NodeId, node: Node) -> Dag {
+        let w = self.width_of(&node);
+        assert_eq!(w, self.width(id), "replacement must keep the width");
+        assert!(node.children().iter().all(|&c| c < id), "replacement may only use earlier nodes");
+        let mut d = self.clone();
+        d.memo.remove(&d.nodes[id as usize]);
+        d.nodes[id as usize] = node;
+        d
+    }
+
     /// Keeps only the nodes reachable from `roots`, renumbered in
     /// topological order; returns the new ids of the roots.
     pub fn compact(&self, roots: &[NodeId]) -> (Dag, Vec<NodeId>) {

@@ -287,7 +287,7 @@ impl<'a> Unroller<'a> {
         let is_out = name == f.out;
         let (hi, lo) = match &target.index {
             None => {
-                let v = self.expr(f, value)?;
+                let v = if is_out { self.expr_of_width(f, value, f.out_width)? } else { self.expr(f, value)? };
                 if is_out {
                     let node = self.to_bv(f, v, f.out_width, value.span)?;
                     let w = self.dag.width(node);
@@ -316,7 +316,7 @@ impl<'a> Unroller<'a> {
             return self.err(f, target.span, format!("slice [{hi}:{lo}] of `{name}` is empty or negative"));
         }
         let w = (hi - lo + 1) as u32;
-        let v = self.expr(f, value)?;
+        let v = self.expr_of_width(f, value, w)?;
         let node = self.to_bv(f, v, w, value.span)?;
         let vw = self.dag.width(node);
         if vw != w {
@@ -446,6 +446,25 @@ impl<'a> Unroller<'a> {
                 self.index(f, src, idx, e.span)
             }
             ExprKind::Call(name, args) => self.call(f, name, args, e.span),
+        }
+    }
+
+    /// Like `expr`, but a top-level `c ? 0xFF : 0` takes the width of the
+    /// bits it is assigned to, as the manuals write masks.
+    fn expr_of_width(&mut self, f: &mut Frame, e: &Expr, w: u32) -> R<Val> {
+        let ExprKind::Ternary(c, t, el) = &e.kind else { return self.expr(f, e) };
+        match self.cond(f, c)? {
+            Val::Int(ci) => self.expr_of_width(f, if ci != 0 { t } else { el }, w),
+            Val::Bv(cn) => {
+                let vt = self.expr_of_width(f, t, w)?;
+                let ve = self.expr_of_width(f, el, w)?;
+                let (vt, ve) = match (vt, ve) {
+                    (Val::Int(_), Val::Int(_)) => (Val::Bv(self.to_bv(f, vt, w, t.span)?), Val::Bv(self.to_bv(f, ve, w, el.span)?)),
+                    other => other,
+                };
+                let (nt, ne) = self.unify(f, vt, ve, e.span, "?:")?;
+                Ok(Val::Bv(self.dag.ite(cn, nt, ne)))
+            }
         }
     }
 

@@ -104,6 +104,25 @@ impl CaseGen {
         v
     }
 
+    /// `base` with whole elements (of a random width) kept or replaced, so
+    /// that per-element equality holds in some lanes and not in others.
+    fn near_copy(g: &mut Gen, base: &BitVec) -> BitVec {
+        let w = base.width();
+        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w % e == 0).collect();
+        if widths.is_empty() {
+            return base.clone();
+        }
+        let e = widths[pick(g, widths.len() as u32) as usize];
+        let noise = Self::vector(g, w);
+        let mut keep = BitVec::zero(w);
+        for k in 0..w / e {
+            if pick(g, 4) != 0 {
+                keep = keep.or(&BitVec::ones(e).zext(w).shl_u((k * e) as u64));
+            }
+        }
+        base.and(&keep).or(&noise.and(&keep.not()))
+    }
+
     pub fn case(&self, g: &mut Gen) -> Vec<BitVec> {
         let mut out: Vec<BitVec> = Vec::with_capacity(self.params.len());
         for &ty in &self.params {
@@ -122,11 +141,9 @@ impl CaseGen {
                     // Sometimes a near copy of an earlier operand, so equal
                     // elements (cmpeq, min/max ties) are common.
                     let earlier: Vec<&BitVec> = out.iter().filter(|o| o.width() == w).collect();
-                    if !earlier.is_empty() && pick(g, 6) == 0 {
+                    if !earlier.is_empty() && pick(g, 4) == 0 {
                         let base = earlier[pick(g, earlier.len() as u32) as usize].clone();
-                        let noise = Self::vector(g, w);
-                        let keep = random_bits(g, w);
-                        base.and(&keep).or(&noise.and(&keep.not()))
+                        Self::near_copy(g, &base)
                     } else {
                         Self::vector(g, w)
                     }
