@@ -1,0 +1,31 @@
+//! Every bundled x86 spec agrees with this CPU. A spec whose CPU feature is
+//! missing is reported as skipped (and named), never counted as passing.
+
+use misaal_isa::SpecLibrary;
+use misaal_verifier::{DiffConfig, Verdict, X86Silicon, check_against};
+
+#[test]
+fn every_x86_spec_agrees_with_silicon() {
+    let lib = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap_or_else(|d| panic!("{d}"));
+    assert!(lib.len() >= 600, "only {} x86 specs", lib.len());
+    let cfg = DiffConfig::default();
+    let (mut silicon, mut skipped, mut failed) = (0, Vec::new(), Vec::new());
+    for (instr, sem) in lib.iter() {
+        match check_against(&X86Silicon, instr, sem, &cfg) {
+            Verdict::Agreed { cases } => {
+                assert!(cases >= 1000);
+                silicon += 1;
+            }
+            Verdict::Unavailable(why) => skipped.push(format!("{}: {why}", instr.name)),
+            Verdict::Failed(cx) => failed.push(format!("{}:\n{cx}", instr.name)),
+            Verdict::OracleFailed(why) => failed.push(format!("{}: {why}", instr.name)),
+        }
+    }
+    for s in &skipped {
+        eprintln!("SKIPPED (unverified) {s}");
+    }
+    eprintln!("{silicon} silicon, {} skipped, {} failed", skipped.len(), failed.len());
+    assert!(failed.is_empty(), "{} spec(s) disagree with the CPU:\n{}", failed.len(), failed.join("\n"));
+    // Skips must come from missing CPU features, not from missing glue.
+    assert!(skipped.iter().all(|s| s.contains("this CPU lacks")), "{skipped:#?}");
+}
