@@ -34,7 +34,7 @@ const KEYWORDS: &[&str] = &[
 pub fn parse_file(file: &str, src: &str) -> Result<SpecFile, Diagnostic> {
     let toks = lex(file, src)?;
     let family = std::path::Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut p = Parser { file: Arc::from(file), toks, pos: 0, family };
+    let mut p = Parser { file: Arc::from(file), toks, pos: 0, family, depth: 0 };
     p.file_items()
 }
 
@@ -43,7 +43,11 @@ struct Parser {
     toks: Vec<Token>,
     pos: usize,
     family: String,
+    depth: usize,
 }
+
+/// Deeper expressions are rejected rather than risking the stack.
+const MAX_NESTING: usize = 200;
 
 type PResult<T> = Result<T, Diagnostic>;
 
@@ -347,6 +351,16 @@ impl Parser {
     }
 
     pub fn expr(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_NESTING {
+            return self.err(self.span(), format!("expression nested more than {MAX_NESTING} deep"));
+        }
+        self.depth += 1;
+        let r = self.expr_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
         let c = self.or_expr()?;
         if *self.peek() == Tok::Question {
             let span = self.bump().span;
@@ -429,6 +443,9 @@ impl Parser {
     }
     fn unary_expr(&mut self) -> PResult<Expr> {
         let span = self.span();
+        if self.depth >= MAX_NESTING {
+            return self.err(span, format!("expression nested more than {MAX_NESTING} deep"));
+        }
         let op = match self.peek() {
             Tok::Minus => UnOp::Neg,
             Tok::Tilde => UnOp::Not,
@@ -436,8 +453,10 @@ impl Parser {
             _ => return self.postfix_expr(),
         };
         self.bump();
-        let e = self.unary_expr()?;
-        Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span })
+        self.depth += 1;
+        let e = self.unary_expr();
+        self.depth -= 1;
+        Ok(Expr { kind: ExprKind::Unary(op, Box::new(e?)), span })
     }
     fn postfix_expr(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;

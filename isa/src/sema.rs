@@ -315,6 +315,14 @@ impl<'a> Unroller<'a> {
         if lo < 0 || hi < lo {
             return self.err(f, target.span, format!("slice [{hi}:{lo}] of `{name}` is empty or negative"));
         }
+        let bound = match f.env.get(name) {
+            Some(Binding::Bits(b)) => b.width,
+            _ if is_out => f.out_width,
+            _ => crate::bitvec::MAX_WIDTH,
+        };
+        if hi >= bound as i128 {
+            return self.err(f, span, format!("slice [{hi}:{lo}] is out of range for `{name}` (bv{bound}, bits {}..0)", bound - 1));
+        }
         let w = (hi - lo + 1) as u32;
         let v = self.expr_of_width(f, value, w)?;
         let node = self.to_bv(f, v, w, value.span)?;
@@ -323,9 +331,6 @@ impl<'a> Unroller<'a> {
             return self.err(f, span, format!("width mismatch: `{name}[{hi}:{lo}]` is {w} bits but the value is bv{vw}"));
         }
         if !is_out && !f.env.contains_key(name) {
-            if hi >= crate::bitvec::MAX_WIDTH as i128 {
-                return self.err(f, target.span, format!("slice [{hi}:{lo}] makes `{name}` wider than {} bits", crate::bitvec::MAX_WIDTH));
-            }
             f.env.insert(name.to_string(), Binding::Bits(Bits { width: hi as u32 + 1, segs: BTreeMap::new() }));
         }
         self.write(f, name, hi as u32, lo as u32, node, span)
