@@ -289,7 +289,7 @@ impl<'a> Unroller<'a> {
             None => {
                 let v = if is_out { self.expr_of_width(f, value, f.out_width)? } else { self.expr(f, value)? };
                 if is_out {
-                    let node = self.to_bv(f, v, f.out_width, value.span)?;
+                    let node = self.as_bv(f, v, f.out_width, value.span)?;
                     let w = self.dag.width(node);
                     if w != f.out_width {
                         return self.err(f, span, format!("width mismatch: `{name}` is bv{} but the value is bv{w}", f.out_width));
@@ -325,7 +325,7 @@ impl<'a> Unroller<'a> {
         }
         let w = (hi - lo + 1) as u32;
         let v = self.expr_of_width(f, value, w)?;
-        let node = self.to_bv(f, v, w, value.span)?;
+        let node = self.as_bv(f, v, w, value.span)?;
         let vw = self.dag.width(node);
         if vw != w {
             return self.err(f, span, format!("width mismatch: `{name}[{hi}:{lo}]` is {w} bits but the value is bv{vw}"));
@@ -398,7 +398,7 @@ impl<'a> Unroller<'a> {
     }
 
     /// Gives an integer the width `w`, or checks a bit-vector is that wide.
-    fn to_bv(&mut self, f: &Frame, v: Val, w: u32, span: Span) -> R<NodeId> {
+    fn as_bv(&mut self, f: &Frame, v: Val, w: u32, span: Span) -> R<NodeId> {
         match v {
             Val::Bv(n) => Ok(n),
             Val::Int(i) => {
@@ -464,7 +464,7 @@ impl<'a> Unroller<'a> {
                 let vt = self.expr_of_width(f, t, w)?;
                 let ve = self.expr_of_width(f, el, w)?;
                 let (vt, ve) = match (vt, ve) {
-                    (Val::Int(_), Val::Int(_)) => (Val::Bv(self.to_bv(f, vt, w, t.span)?), Val::Bv(self.to_bv(f, ve, w, el.span)?)),
+                    (Val::Int(_), Val::Int(_)) => (Val::Bv(self.as_bv(f, vt, w, t.span)?), Val::Bv(self.as_bv(f, ve, w, el.span)?)),
                     other => other,
                 };
                 let (nt, ne) = self.unify(f, vt, ve, e.span, "?:")?;
@@ -512,8 +512,8 @@ impl<'a> Unroller<'a> {
     fn unify(&mut self, f: &Frame, a: Val, b: Val, span: Span, op: &str) -> R<(NodeId, NodeId)> {
         let (na, nb) = match (a, b) {
             (Val::Bv(x), Val::Bv(y)) => (x, y),
-            (Val::Bv(x), Val::Int(i)) => (x, self.to_bv(f, Val::Int(i), self.dag.width(x), span)?),
-            (Val::Int(i), Val::Bv(y)) => (self.to_bv(f, Val::Int(i), self.dag.width(y), span)?, y),
+            (Val::Bv(x), Val::Int(i)) => (x, self.as_bv(f, Val::Int(i), self.dag.width(x), span)?),
+            (Val::Int(i), Val::Bv(y)) => (self.as_bv(f, Val::Int(i), self.dag.width(y), span)?, y),
             (Val::Int(_), Val::Int(_)) => return self.err(f, span, format!("both sides of `{op}` are integer constants; the result has no width")),
         };
         let (wa, wb) = (self.dag.width(na), self.dag.width(nb));
@@ -618,7 +618,7 @@ impl<'a> Unroller<'a> {
         let mut env = HashMap::new();
         for (p, a) in def.params.iter().zip(args) {
             let v = self.expr(f, a)?;
-            let n = self.to_bv(f, v, p.ty.width(), a.span)?;
+            let n = self.as_bv(f, v, p.ty.width(), a.span)?;
             let w = self.dag.width(n);
             if w != p.ty.width() {
                 return self.err(f, a.span, format!("width mismatch: parameter `{}` of `{name}` is {} but the argument is bv{w}", p.name, p.ty));

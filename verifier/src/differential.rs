@@ -90,7 +90,7 @@ impl CaseGen {
     }
 
     fn vector(g: &mut Gen, w: u32) -> BitVec {
-        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w % e == 0).collect();
+        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
         if widths.is_empty() {
             return random_bits(g, w);
         }
@@ -108,7 +108,7 @@ impl CaseGen {
     /// that per-element equality holds in some lanes and not in others.
     fn near_copy(g: &mut Gen, base: &BitVec) -> BitVec {
         let w = base.width();
-        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w % e == 0).collect();
+        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
         if widths.is_empty() {
             return base.clone();
         }

@@ -66,7 +66,7 @@ fn sat(x: &BV, kind: SatKind, n: u32) -> BV {
             x.bvugt(&max).ite(&bv_const(&ones(n)), &x.extract(n - 1, 0))
         }
         SatKind::SignedToUnsigned => {
-            let neg = x.bvslt(&BV::from_u64(0, w));
+            let neg = x.bvslt(BV::from_u64(0, w));
             let kept = if n >= w {
                 x.zero_ext(n - w)
             } else {
@@ -90,7 +90,7 @@ pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
             Node::Slice { src, hi, lo } => g(*src).extract(*hi, *lo),
             Node::DynSlice { src, offset, width } => {
                 let s = g(*src);
-                s.bvlshr(&amount(&g(*offset), s.get_size())).extract(width - 1, 0)
+                s.bvlshr(amount(&g(*offset), s.get_size())).extract(width - 1, 0)
             }
             Node::Not(a) => g(*a).bvnot(),
             Node::Neg(a) => g(*a).bvneg(),
@@ -103,9 +103,9 @@ pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
                     BvOp::And => a.bvand(&b),
                     BvOp::Or => a.bvor(&b),
                     BvOp::Xor => a.bvxor(&b),
-                    BvOp::Shl => a.bvshl(&amount(&b, a.get_size())),
-                    BvOp::LShr => a.bvlshr(&amount(&b, a.get_size())),
-                    BvOp::AShr => a.bvashr(&amount(&b, a.get_size())),
+                    BvOp::Shl => a.bvshl(amount(&b, a.get_size())),
+                    BvOp::LShr => a.bvlshr(amount(&b, a.get_size())),
+                    BvOp::AShr => a.bvashr(amount(&b, a.get_size())),
                 }
             }
             Node::Cmp(op, a, b) => {
@@ -126,7 +126,7 @@ pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
                 if *signed { s.sign_ext(k) } else { s.zero_ext(k) }
             }
             Node::Sat { kind, src, width } => sat(&g(*src), *kind, *width),
-            Node::Concat(h, l) => g(*h).concat(&g(*l)),
+            Node::Concat(h, l) => g(*h).concat(g(*l)),
         };
         t.push(e);
     }
@@ -196,7 +196,7 @@ mod tests {
         // Catches a mismatch between the bindings' enum numbering and the library.
         let s = z3::Solver::new();
         let x = BV::new_const("x", 8);
-        s.assert(x.bvadd(&BV::from_u64(1, 8)).eq(BV::from_u64(0, 8)));
+        s.assert(x.bvadd(BV::from_u64(1, 8)).eq(BV::from_u64(0, 8)));
         assert_eq!(s.check(), z3::SatResult::Sat);
         let m = s.get_model().expect("model");
         assert_eq!(m.eval(&x, true).and_then(|v| v.as_u64()), Some(255));
