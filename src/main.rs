@@ -24,6 +24,32 @@ enum Cmd {
     /// Instruction semantics: list, show, evaluate and check specs.
     #[command(subcommand)]
     Isa(IsaCmd),
+    /// Similarity classes (AutoLLVM ops) and per-lane facts; writes
+    /// reports/<target>_classes.csv and reports/<target>_lanes.csv.
+    Classes(ClassesArgs),
+}
+
+#[derive(Args)]
+struct ClassesArgs {
+    #[command(subcommand)]
+    show: Option<ClassesCmd>,
+    #[command(flatten)]
+    spec: SpecArgs,
+    /// Print the time of every phase and of every Datalog rule.
+    #[arg(long)]
+    timings: bool,
+    /// Z3 timeout per membership proof, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    timeout: u32,
+    /// Folder for the CSV reports.
+    #[arg(long, default_value = "reports")]
+    out_dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum ClassesCmd {
+    /// Print a class's parameterized semantics and its members' parameters.
+    Show { class: String },
 }
 
 #[derive(Args, Clone)]
@@ -87,6 +113,8 @@ enum IsaCmd {
     },
 }
 
+mod classes;
+
 fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
     let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
     SpecLibrary::load_dir(&dir).map_err(|d| format!("{d}\n{} error(s) in {}", d.0.len(), dir.display()))
@@ -98,6 +126,7 @@ fn main() -> ExitCode {
         Cmd::Isa(IsaCmd::List { spec, feature, family }) => list(&spec, feature, family),
         Cmd::Isa(IsaCmd::Show { name, spec }) => show(&spec, &name),
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
+        Cmd::Classes(args) => classes::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs }) => {
             check(&spec, family, filter, DiffConfig { cases, seed, ..Default::default() }, out, jobs)
         }

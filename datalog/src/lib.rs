@@ -1,6 +1,17 @@
 //! Datalog fixpoints (ascent) over facts exported from unrolled semantics:
-//! similarity classes, `BvSlices`, `UniqueLanes`, reduction factors, relevance
-//! sets and swizzle access patterns.
+//! constant extraction, similarity classes (AutoLLVM ops) with their
+//! parameter tables, `BvSlices`, `UniqueLanes`, reduction factors and
+//! swizzle access patterns.
 //!
-//! Owns: the fact schemas and the fixpoint programs. Knows nothing of Z3,
-//! rulesets, Halide or code generation.
+//! Owns: lane templates, shapes, classes and lane facts. Knows nothing of
+//! Z3, oracles, rulesets, Halide or code generation: membership checks live
+//! in `misaal-verifier`.
+
+pub mod classes;
+pub mod lanes;
+pub mod shape;
+pub mod template;
+pub mod widths;
+
+pub use classes::{Class, ClassSet, Member, classify, instantiate};
+pub use lanes::{LaneFacts, analyze};

@@ -41,11 +41,13 @@
 //!   depends on operands and `K` is a constant, reads `K+1` bits at bit `o`;
 //!   bits past the top read as 0. Write its offset with a width that cannot
 //!   overflow, e.g. `ZeroExtend16(b[i+3:i]) * 8`.
-//! * **Operators**, loosest first: `c ? x : y`; `OR` `|`; `XOR` `^`; `AND`
-//!   `&`; `==` `!=` and comparisons with a signedness (`<s` `<u` `<=s`
-//!   `<=u` `>s` `>u` `>=s` `>=u`; the bare `<` `<=` `>` `>=` only compare
-//!   compile-time integers); shifts `<<`, `>>u` (logical), `>>s`
-//!   (arithmetic); `+` `-`; `*`; unary `-`, `NOT`, `~`. Arithmetic wraps at
+//! * **Operators**, loosest first: `c ? x : y`; `OR`; `XOR`; `AND`; `==`
+//!   `!=` and comparisons with a signedness (`<s` `<u` `<=s` `<=u` `>s` `>u`
+//!   `>=s` `>=u`; the bare `<` `<=` `>` `>=` only compare compile-time
+//!   integers); `|`; `^`; `&`; shifts `<<`, `>>u` (logical), `>>s`
+//!   (arithmetic); `+` `-`; `*`; unary `-`, `NOT`, `~`. The words combine
+//!   conditions; the symbols bind tighter than comparisons (as in Rust), so
+//!   `j & 1 == 0` is `(j & 1) == 0`. Both are bitwise on any width. Arithmetic wraps at
 //!   the operands' common width; both sides must have the same width.
 //!   Comparisons give one bit. A shift amount may have any width and is
 //!   unsigned: shifting by the width or more gives 0 (`<<`, `>>u`) or the sign

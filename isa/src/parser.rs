@@ -13,8 +13,10 @@
 //!         | NAME ('[' expr (':' expr)? ']')? ':=' expr
 //!         | 'RETURN' expr
 //! expr   := or ('?' expr ':' expr)?
-//! or     := xor (('OR' | '|') xor)*        xor := and (('XOR' | '^') and)*
-//! and    := cmp (('AND' | '&') cmp)*       cmp := shift (('==' | '!=' | '<s' | '<u' | '<=s' ...) shift)?
+//! or     := xor ('OR' xor)*                xor := and ('XOR' and)*
+//! and    := cmp ('AND' cmp)*               cmp := bor (('==' | '!=' | '<s' | '<u' | '<=s' ...) bor)?
+//! bor    := bxor ('|' bxor)*               bxor := band ('^' band)*
+//! band   := shift ('&' shift)*             -- symbols bind tighter than comparisons, as in Rust
 //! shift  := add (('<<' | '>>u' | '>>s') add)*
 //! add    := mul (('+' | '-') mul)*         mul := unary ('*' unary)*
 //! unary  := ('-' | 'NOT' | '~') unary | postfix
@@ -382,29 +384,29 @@ impl Parser {
         Ok(lhs)
     }
 
+    // The words AND/OR/XOR combine conditions, looser than comparisons as
+    // the manuals use them; the symbols bind tighter, so `j & 1 == 0` means
+    // `(j & 1) == 0` rather than C's reading.
     fn or_expr(&mut self) -> PResult<Expr> {
-        self.binary_level(Self::xor_expr, |t| match t {
-            Tok::Pipe => Some(BinOp::Or),
-            Tok::Ident(s) if s == "OR" => Some(BinOp::Or),
-            _ => None,
-        })
+        self.binary_level(Self::xor_expr, |t| matches!(t, Tok::Ident(s) if s == "OR").then_some(BinOp::Or))
     }
     fn xor_expr(&mut self) -> PResult<Expr> {
-        self.binary_level(Self::and_expr, |t| match t {
-            Tok::Caret => Some(BinOp::Xor),
-            Tok::Ident(s) if s == "XOR" => Some(BinOp::Xor),
-            _ => None,
-        })
+        self.binary_level(Self::and_expr, |t| matches!(t, Tok::Ident(s) if s == "XOR").then_some(BinOp::Xor))
     }
     fn and_expr(&mut self) -> PResult<Expr> {
-        self.binary_level(Self::cmp_expr, |t| match t {
-            Tok::Amp => Some(BinOp::And),
-            Tok::Ident(s) if s == "AND" => Some(BinOp::And),
-            _ => None,
-        })
+        self.binary_level(Self::cmp_expr, |t| matches!(t, Tok::Ident(s) if s == "AND").then_some(BinOp::And))
+    }
+    fn bor_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::bxor_expr, |t| (*t == Tok::Pipe).then_some(BinOp::Or))
+    }
+    fn bxor_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::band_expr, |t| (*t == Tok::Caret).then_some(BinOp::Xor))
+    }
+    fn band_expr(&mut self) -> PResult<Expr> {
+        self.binary_level(Self::shift_expr, |t| (*t == Tok::Amp).then_some(BinOp::And))
     }
     fn cmp_expr(&mut self) -> PResult<Expr> {
-        let lhs = self.shift_expr()?;
+        let lhs = self.bor_expr()?;
         let op = match self.peek() {
             Tok::Eq => BinOp::Eq,
             Tok::Ne => BinOp::Ne,
@@ -417,7 +419,7 @@ impl Parser {
             _ => return Ok(lhs),
         };
         let span = self.bump().span;
-        let rhs = self.shift_expr()?;
+        let rhs = self.bor_expr()?;
         if matches!(self.peek(), Tok::Eq | Tok::Ne | Tok::Cmp { .. }) {
             return self.err(self.span(), "comparisons do not chain; add parentheses");
         }

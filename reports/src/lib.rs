@@ -100,3 +100,61 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// One row of `reports/<target>_classes.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassRow {
+    pub class: String,
+    pub instruction: String,
+    /// `name=value;...;operands=[declared index of each canonical operand]`.
+    pub params: String,
+    /// `z3`, `quickcheck:N` or `failed`.
+    pub check: String,
+}
+
+pub const CLASS_COLUMNS: [&str; 4] = ["class", "instruction", "params", "check"];
+
+/// One row of `reports/<target>_lanes.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneRow {
+    pub instruction: String,
+    /// Space-separated lane indices.
+    pub unique_lanes: String,
+    pub reduction_factor: u64,
+    /// `operand[hi:lo]` slices read by output lane 0, space-separated.
+    pub lane0_slices: String,
+}
+
+pub const LANE_COLUMNS: [&str; 4] = ["instruction", "unique_lanes", "reduction_factor", "lane0_slices"];
+
+fn string_column(name: &str, v: Vec<String>) -> Column {
+    Column::new(name.into(), v)
+}
+
+pub fn write_classes_csv(rows: &[ClassRow], path: &Path) -> Result<(), ReportError> {
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(CLASS_COLUMNS[0], rows.iter().map(|r| r.class.clone()).collect()),
+            string_column(CLASS_COLUMNS[1], rows.iter().map(|r| r.instruction.clone()).collect()),
+            string_column(CLASS_COLUMNS[2], rows.iter().map(|r| r.params.clone()).collect()),
+            string_column(CLASS_COLUMNS[3], rows.iter().map(|r| r.check.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
+pub fn write_lanes_csv(rows: &[LaneRow], path: &Path) -> Result<(), ReportError> {
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(LANE_COLUMNS[0], rows.iter().map(|r| r.instruction.clone()).collect()),
+            string_column(LANE_COLUMNS[1], rows.iter().map(|r| r.unique_lanes.clone()).collect()),
+            Column::new(LANE_COLUMNS[2].into(), rows.iter().map(|r| r.reduction_factor).collect::<Vec<u64>>()),
+            string_column(LANE_COLUMNS[3], rows.iter().map(|r| r.lane0_slices.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}

@@ -6,6 +6,7 @@
 //! Halide, egglog or code generation.
 
 pub mod differential;
+pub mod membership;
 pub mod mutation;
 pub mod oracle;
 pub mod silicon;

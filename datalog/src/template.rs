@@ -1,0 +1,259 @@
+//! Constant extraction: a lane's DAG with every number (widths, constants,
+//! slice positions) replaced by a numbered hole.
+//!
+//! Two lanes, or two instructions, have the same template when they compute
+//! the same bit-vector operation up to those numbers. Operands are renamed by
+//! first use, so argument order does not matter.
+
+use misaal_isa::Semantics;
+use misaal_isa::dag::{BvOp, CmpOp, Node, NodeId, SatKind};
+use std::collections::HashMap;
+
+pub type HoleId = u16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HoleKind {
+    /// Bit position of an operand slice: varies from lane to lane.
+    Position,
+    Width,
+    /// The value of a constant.
+    Value,
+    /// Low bit of a slice of a computed value (not an operand).
+    Offset,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TNode {
+    /// A slice of (canonical) operand `operand`.
+    Leaf { operand: u16, lo: HoleId, width: HoleId },
+    Const { value: HoleId, width: HoleId },
+    /// Constants wider than 128 bits stay literal.
+    WideConst(misaal_isa::BitVec),
+    Slice { src: u16, lo: HoleId, width: HoleId },
+    DynSlice { src: u16, offset: u16, width: HoleId },
+    Not(u16),
+    Neg(u16),
+    Bin(BvOp, u16, u16),
+    Cmp(CmpOp, u16, u16),
+    Ite(u16, u16, u16),
+    Ext { signed: bool, src: u16, width: HoleId },
+    Sat { kind: SatKind, src: u16, width: HoleId },
+    Concat(u16, u16),
+}
+
+/// The shape of one lane: nodes in post-order (the root is last) and the
+/// kind of every hole. Equality of templates is equality of shapes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaneTemplate {
+    pub nodes: Vec<TNode>,
+    pub holes: Vec<HoleKind>,
+}
+
+/// A lane's template together with the numbers that fill its holes.
+#[derive(Clone, Debug)]
+pub struct LaneInstance {
+    pub template: LaneTemplate,
+    pub values: Vec<u128>,
+}
+
+impl LaneInstance {
+    /// Hole values other than positions: lanes that agree on these and on the
+    /// template compute the same operation on different data.
+    pub fn shape_values(&self) -> Vec<u128> {
+        self.template.holes.iter().zip(&self.values).filter(|(k, _)| **k != HoleKind::Position).map(|(_, v)| *v).collect()
+    }
+}
+
+/// Assigns canonical operand numbers in order of first use.
+#[derive(Default, Clone, Debug)]
+pub struct OperandOrder {
+    canonical: HashMap<u16, u16>,
+    /// `declared[c]` is the declared index of canonical operand `c`.
+    pub declared: Vec<u16>,
+}
+
+impl OperandOrder {
+    fn canon(&mut self, declared: u16) -> u16 {
+        let next = self.declared.len() as u16;
+        *self.canonical.entry(declared).or_insert_with(|| {
+            self.declared.push(declared);
+            next
+        })
+    }
+    /// Appends operands never read (e.g. an ignored immediate).
+    pub fn finish(&mut self, count: usize) {
+        for d in 0..count as u16 {
+            self.canon(d);
+        }
+    }
+}
+
+struct Builder<'a> {
+    sem: &'a Semantics,
+    order: &'a mut OperandOrder,
+    nodes: Vec<TNode>,
+    holes: Vec<HoleKind>,
+    values: Vec<u128>,
+    memo: HashMap<NodeId, u16>,
+}
+
+impl Builder<'_> {
+    fn hole(&mut self, kind: HoleKind, v: u128) -> HoleId {
+        self.holes.push(kind);
+        self.values.push(v);
+        (self.holes.len() - 1) as HoleId
+    }
+
+    fn push(&mut self, n: TNode) -> u16 {
+        self.nodes.push(n);
+        (self.nodes.len() - 1) as u16
+    }
+
+    fn visit(&mut self, id: NodeId) -> u16 {
+        // Constants are values, not shared computations: two equal constants
+        // meet in one DAG node only when their widths happen to agree.
+        let shareable = !matches!(self.sem.dag.node(id), Node::Const(_));
+        if shareable && let Some(&t) = self.memo.get(&id) {
+            return t;
+        }
+        let dag = &self.sem.dag;
+        let w = dag.width(id) as u128;
+        let t = match dag.node(id).clone() {
+            Node::Operand(i) => {
+                let operand = self.order.canon(i);
+                let lo = self.hole(HoleKind::Position, 0);
+                let width = self.hole(HoleKind::Width, w);
+                self.push(TNode::Leaf { operand, lo, width })
+            }
+            Node::Slice { src, hi, lo } if matches!(dag.node(src), Node::Operand(_)) => {
+                let Node::Operand(i) = *dag.node(src) else { unreachable!() };
+                let operand = self.order.canon(i);
+                let width = (hi - lo + 1) as u128;
+                let lo = self.hole(HoleKind::Position, lo as u128);
+                let width = self.hole(HoleKind::Width, width);
+                self.push(TNode::Leaf { operand, lo, width })
+            }
+            Node::Const(c) if c.width() <= 128 => {
+                let value = self.hole(HoleKind::Value, c.to_u128());
+                let width = self.hole(HoleKind::Width, w);
+                self.push(TNode::Const { value, width })
+            }
+            Node::Const(c) => self.push(TNode::WideConst(c)),
+            Node::Slice { src, hi, lo } => {
+                let s = self.visit(src);
+                let lo_h = self.hole(HoleKind::Offset, lo as u128);
+                let width = self.hole(HoleKind::Width, (hi - lo + 1) as u128);
+                self.push(TNode::Slice { src: s, lo: lo_h, width })
+            }
+            Node::DynSlice { src, offset, width } => {
+                let s = self.visit(src);
+                let o = self.visit(offset);
+                let width = self.hole(HoleKind::Width, width as u128);
+                self.push(TNode::DynSlice { src: s, offset: o, width })
+            }
+            Node::Not(a) => {
+                let a = self.visit(a);
+                self.push(TNode::Not(a))
+            }
+            Node::Neg(a) => {
+                let a = self.visit(a);
+                self.push(TNode::Neg(a))
+            }
+            Node::Bin(op, a, b) => {
+                let (a, b) = (self.visit(a), self.visit(b));
+                self.push(TNode::Bin(op, a, b))
+            }
+            Node::Cmp(op, a, b) => {
+                let (a, b) = (self.visit(a), self.visit(b));
+                self.push(TNode::Cmp(op, a, b))
+            }
+            Node::Ite(c, t, e) => {
+                let (c, t, e) = (self.visit(c), self.visit(t), self.visit(e));
+                self.push(TNode::Ite(c, t, e))
+            }
+            Node::Ext { signed, src, width } => {
+                let s = self.visit(src);
+                let width = self.hole(HoleKind::Width, width as u128);
+                self.push(TNode::Ext { signed, src: s, width })
+            }
+            Node::Sat { kind, src, width } => {
+                let s = self.visit(src);
+                let width = self.hole(HoleKind::Width, width as u128);
+                self.push(TNode::Sat { kind, src: s, width })
+            }
+            Node::Concat(h, l) => {
+                let (h, l) = (self.visit(h), self.visit(l));
+                self.push(TNode::Concat(h, l))
+            }
+        };
+        self.memo.insert(id, t);
+        t
+    }
+}
+
+/// The template of every lane of `sem`, numbering operands by first use
+/// across lanes in order.
+pub fn lane_instances(sem: &Semantics, order: &mut OperandOrder) -> Vec<LaneInstance> {
+    sem.lanes
+        .iter()
+        .map(|lane| {
+            let mut b = Builder { sem, order, nodes: Vec::new(), holes: Vec::new(), values: Vec::new(), memo: HashMap::new() };
+            b.visit(lane.root);
+            LaneInstance { template: LaneTemplate { nodes: b.nodes, holes: b.holes }, values: b.values }
+        })
+        .collect()
+}
+
+impl LaneTemplate {
+    /// True when the lane is a constant zero (upper bits a narrowing
+    /// conversion clears).
+    pub fn is_zero_constant(&self, values: &[u128]) -> bool {
+        match self.nodes.as_slice() {
+            [TNode::Const { value, .. }] => values[*value as usize] == 0,
+            [TNode::WideConst(c)] => c.is_zero(),
+            _ => false,
+        }
+    }
+
+    /// Operators in the template, for naming and for telling data movement
+    /// from arithmetic.
+    pub fn ops(&self) -> Vec<&'static str> {
+        self.nodes
+            .iter()
+            .filter_map(|n| {
+                Some(match n {
+                    TNode::Bin(op, ..) => match op {
+                        BvOp::Add => "add",
+                        BvOp::Sub => "sub",
+                        BvOp::Mul => "mul",
+                        BvOp::And => "and",
+                        BvOp::Or => "or",
+                        BvOp::Xor => "xor",
+                        BvOp::Shl => "shl",
+                        BvOp::LShr => "lshr",
+                        BvOp::AShr => "ashr",
+                    },
+                    TNode::Cmp(op, ..) => match op {
+                        CmpOp::Eq => "eq",
+                        CmpOp::Ne => "ne",
+                        CmpOp::Ult | CmpOp::Ule => "ucmp",
+                        CmpOp::Slt | CmpOp::Sle => "scmp",
+                    },
+                    TNode::Not(_) => "not",
+                    TNode::Neg(_) => "neg",
+                    TNode::Sat { kind, .. } => match kind {
+                        SatKind::Signed => "sat_s",
+                        SatKind::Unsigned => "sat_u",
+                        SatKind::SignedToUnsigned => "sat_su",
+                    },
+                    TNode::Ext { signed: true, .. } => "sext",
+                    TNode::Ext { signed: false, .. } => "zext",
+                    TNode::Ite(..) => "ite",
+                    TNode::DynSlice { .. } => "dynslice",
+                    TNode::Concat(..) => "concat",
+                    _ => return None,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,117 @@
+//! `misaal classes`: similarity classes, membership checks and lane facts.
+
+use crate::{ClassesArgs, ClassesCmd, load};
+use indicatif::{ProgressBar, ProgressStyle};
+use misaal_datalog::{analyze, classify};
+use misaal_reports::{ClassRow, LaneRow};
+use misaal_verifier::membership::{MembershipCheck, check_membership};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let lib = load(&args.spec)?;
+    let t_load = t0.elapsed();
+    let t1 = Instant::now();
+    let set = classify(&lib);
+    let t_classes = t1.elapsed();
+    if let Some(ClassesCmd::Show { class }) = &args.show {
+        let c = set.get(class).or_else(|| set.class_of(class).map(|(c, _)| c)).ok_or_else(|| {
+            let close: Vec<&str> = set.classes.iter().map(|c| c.name.as_str()).filter(|n| n.contains(class.as_str())).take(8).collect();
+            format!("error: no class or instruction `{class}`{}", if close.is_empty() { String::new() } else { format!(" (similar: {})", close.join(", ")) })
+        })?;
+        print!("{}", c.describe());
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Membership: every member of every class, checked.
+    let t2 = Instant::now();
+    let todo: Vec<(usize, usize)> = set.classes.iter().enumerate().flat_map(|(c, cl)| (0..cl.members.len()).map(move |m| (c, m))).collect();
+    let pb = ProgressBar::new(todo.len() as u64);
+    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} membership checks").expect("template"));
+    let next = AtomicUsize::new(0);
+    let checks: Mutex<BTreeMap<(usize, usize), MembershipCheck>> = Mutex::new(BTreeMap::new());
+    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(c, m)) = todo.get(k) else { break };
+                    let class = &set.classes[c];
+                    let member = &class.members[m];
+                    let own = lib.get(&member.instr.name).expect("member is in the library").1;
+                    let r = check_membership(class, member, own, args.timeout);
+                    if let MembershipCheck::Failed(why) = &r {
+                        pb.println(format!("MEMBERSHIP FAILED {} in {}: {why}", member.instr.name, class.name));
+                    }
+                    checks.lock().expect("checks").insert((c, m), r);
+                    pb.inc(1);
+                }
+            });
+        }
+    });
+    pb.finish_and_clear();
+    let checks = checks.into_inner().expect("checks");
+    let t_checks = t2.elapsed();
+
+    let t3 = Instant::now();
+    let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
+    let lanes = analyze(&pairs);
+    let t_lanes = t3.elapsed();
+
+    // Summary.
+    let n_instr = set.member_count();
+    let n_classes = set.classes.len();
+    println!("{:<28} {:>7}  {}", "class", "members", "example members");
+    for c in &set.classes {
+        let ex: Vec<&str> = c.members.iter().take(3).map(|m| m.instr.name.as_str()).collect();
+        println!("{:<28} {:>7}  {}{}", c.name, c.members.len(), ex.join(", "), if c.members.len() > 3 { ", ..." } else { "" });
+    }
+    let singletons: Vec<&str> = set.classes.iter().filter(|c| c.members.len() == 1).map(|c| c.members[0].instr.name.as_str()).collect();
+    let failed = checks.values().filter(|c| matches!(c, MembershipCheck::Failed(_))).count();
+    let z3 = checks.values().filter(|c| **c == MembershipCheck::Z3).count();
+    println!();
+    println!("{n_instr} instructions in {n_classes} classes: {:.2}x compression", n_instr as f64 / n_classes.max(1) as f64);
+    println!("membership: {z3} proved by Z3, {} by quickcheck fallback, {failed} failed", checks.len() - z3 - failed);
+    println!("{} single-member classes: {}", singletons.len(), singletons.join(", "));
+    for (name, why) in &set.rejected {
+        println!("NO SHAPE {name}: {why}");
+    }
+
+    let mut class_rows = Vec::new();
+    for (ci, c) in set.classes.iter().enumerate() {
+        for (mi, m) in c.members.iter().enumerate() {
+            class_rows.push(ClassRow { class: c.name.clone(), instruction: m.instr.name.clone(), params: c.params_text(m), check: checks[&(ci, mi)].label() });
+        }
+    }
+    let lane_rows: Vec<LaneRow> = pairs
+        .iter()
+        .zip(&lanes.facts)
+        .map(|((i, _), f)| LaneRow {
+            instruction: i.name.clone(),
+            unique_lanes: f.unique_lanes.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" "),
+            reduction_factor: f.reduction_factor as u64,
+            lane0_slices: f.bv_slices.get(&0).map(|v| v.iter().map(|(o, lo, hi)| format!("{o}[{hi}:{lo}]")).collect::<Vec<_>>().join(" ")).unwrap_or_default(),
+        })
+        .collect();
+    let target = &args.spec.target;
+    let cpath = args.out_dir.join(format!("{target}_classes.csv"));
+    let lpath = args.out_dir.join(format!("{target}_lanes.csv"));
+    misaal_reports::write_classes_csv(&class_rows, &cpath).map_err(|e| format!("error: writing {}: {e}", cpath.display()))?;
+    misaal_reports::write_lanes_csv(&lane_rows, &lpath).map_err(|e| format!("error: writing {}: {e}", lpath.display()))?;
+    println!("wrote {} and {}", cpath.display(), lpath.display());
+    if args.timings {
+        println!();
+        println!("load+unroll {:>9.1} ms", t_load.as_secs_f64() * 1e3);
+        println!("classes     {:>9.1} ms  (constant extraction, width unification, grouping)", t_classes.as_secs_f64() * 1e3);
+        println!("membership  {:>9.1} ms  ({} Z3 proofs on {jobs} threads)", t_checks.as_secs_f64() * 1e3, checks.len());
+        println!("lane facts  {:>9.1} ms", t_lanes.as_secs_f64() * 1e3);
+        println!("total       {:>9.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        println!("\nlane program rule times:\n{}", lanes.timings);
+    }
+    Ok(if failed == 0 && set.rejected.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
