@@ -66,7 +66,7 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     // Summary.
     let n_instr = set.member_count();
     let n_classes = set.classes.len();
-    println!("{:<28} {:>7}  {}", "class", "members", "example members");
+    println!("{:<28} {:>7}  example members", "class", "members");
     for c in &set.classes {
         let ex: Vec<&str> = c.members.iter().take(3).map(|m| m.instr.name.as_str()).collect();
         println!("{:<28} {:>7}  {}{}", c.name, c.members.len(), ex.join(", "), if c.members.len() > 3 { ", ..." } else { "" });

@@ -66,3 +66,23 @@ fn a_malformed_spec_folder_is_an_error_with_location() {
     assert!(!dir.join("r.csv").exists(), "no report for specs that do not load");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn classes_writes_both_csvs_and_shows_a_class() {
+    let dir = std::env::temp_dir().join(format!("misaal-cli-classes-{}", std::process::id()));
+    let (ok, out, err) = misaal(&["classes", "--target", "x86", "--out-dir", dir.to_str().unwrap(), "--timings"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("x compression") && out.contains("membership: ") && out.contains("lane program rule times"), "{out}");
+    let classes = std::fs::read_to_string(dir.join("x86_classes.csv")).unwrap();
+    assert!(classes.starts_with("class,instruction,params,check\n"));
+    assert!(classes.lines().skip(1).all(|l| l.ends_with(",z3") || l.contains(",quickcheck:")), "every membership is checked");
+    let lanes = std::fs::read_to_string(dir.join("x86_lanes.csv")).unwrap();
+    assert!(lanes.starts_with("instruction,unique_lanes,reduction_factor,lane0_slices\n"));
+    assert!(lanes.contains("_mm256_dpbusd_epi32,0,4,a[7:0] a[15:8] a[23:16] a[31:24] b[7:0] b[15:8] b[23:16] b[31:24] src[31:0]"));
+    let (ok, out, _) = misaal(&["classes", "show", "_mm256_unpackhi_epi16"]);
+    assert!(ok);
+    assert!(out.contains("class interleave") && out.contains("_mm512_unpacklo_epi8") && out.contains("@p"), "{out}");
+    let (ok, _, err) = misaal(&["classes", "show", "no_such_thing"]);
+    assert!(!ok && err.contains("no class or instruction"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -72,7 +72,7 @@ pub struct ShapeError(pub String);
 fn fit(seq: &[u128]) -> Option<(u128, u128, u128, u128)> {
     let m = seq.len();
     let sub = |a: u128, b: u128| a.wrapping_sub(b);
-    for p in (1..=m).filter(|p| m % p == 0) {
+    for p in (1..=m).filter(|p| m.is_multiple_of(*p)) {
         let off = seq[0];
         let s = if p > 1 { sub(seq[1], seq[0]) } else { 0 };
         let bs = if m > p { sub(seq[p], seq[0]) } else { 0 };
@@ -95,7 +95,7 @@ pub fn position(off: u128, s: u128, p: u128, bs: u128, r: u128) -> u128 {
 /// Smallest block whose repetition gives `seq`.
 fn period<T: PartialEq>(seq: &[T]) -> usize {
     let n = seq.len();
-    (1..=n).find(|&b| n % b == 0 && (b..n).all(|i| seq[i] == seq[i - b])).unwrap_or(n)
+    (1..=n).find(|&b| n.is_multiple_of(b) && (b..n).all(|i| seq[i] == seq[i - b])).unwrap_or(n)
 }
 
 /// Per-template cache of width representatives (the ascent program is the

@@ -33,8 +33,10 @@ ascent! {
 /// For every hole, the hole whose value it shares (itself unless it is a
 /// width unified with a lower-numbered one).
 pub fn representatives(t: &LaneTemplate) -> Vec<HoleId> {
-    let mut p = WidthUnification::default();
-    p.width_hole_decl = t.holes.iter().enumerate().filter(|(_, k)| **k == HoleKind::Width).map(|(h, _)| (h as u16,)).collect();
+    let mut p = WidthUnification {
+        width_hole_decl: t.holes.iter().enumerate().filter(|(_, k)| **k == HoleKind::Width).map(|(h, _)| (h as u16,)).collect(),
+        ..Default::default()
+    };
     for (i, n) in t.nodes.iter().enumerate() {
         let i = i as u16;
         match *n {
