@@ -55,7 +55,14 @@ fn pass_case(path: &Path) -> Result<(), Failed> {
         let (call, want) = rest.split_once("=>").ok_or(format!("line {}: eval needs `=> RESULT`", n + 1))?;
         let mut words = call.split_whitespace();
         let name = words.next().ok_or("eval needs a name")?;
-        let (instr, sem) = lib.get(name).ok_or(format!("line {}: no spec `{name}`", n + 1))?;
+        // `add<1,8,4>` instantiates a generic instruction.
+        let (instr, sem) = match name.split_once('<') {
+            Some((base, args)) => {
+                let args: Vec<i128> = args.trim_end_matches('>').split(',').map(|a| a.trim().parse()).collect::<Result<_, _>>().map_err(|e| format!("line {}: {e}", n + 1))?;
+                lib.instantiate(base, &args).map_err(|e| format!("line {}: {e}", n + 1))?
+            }
+            None => lib.get(name).map(|(i, s)| (i.clone(), s.clone())).ok_or(format!("line {}: no spec `{name}`", n + 1))?,
+        };
         let ops: Vec<BitVec> = instr.params.iter().zip(words).map(|(p, w)| BitVec::parse_hex(p.ty.width(), w)).collect::<Result<_, _>>()?;
         let got = sem.eval(&ops).map_err(|e| e.to_string())?;
         let want = BitVec::parse_hex(got.width(), want.trim())?;

@@ -254,7 +254,7 @@ fn group_name(key: &ShapeKey, g: usize) -> String {
     let muls = dp.iter().filter(|&&i| matches!(node(i), TNode::Bin(BvOp::Mul, ..))).count();
     let has = |o: &str| ops.contains(&o);
     let sat = ops.iter().find(|o| o.starts_with("sat_")).map(|o| &o[3..]);
-    let arith = ["add", "sub", "mul", "and", "or", "xor", "not", "neg", "shl", "lshr", "ashr", "eq", "ne", "ucmp", "scmp"];
+    let arith = ["add", "sub", "mul", "udiv", "urem", "and", "or", "xor", "not", "neg", "shl", "lshr", "ashr", "eq", "ne", "ucmp", "scmp"];
     let core = if muls >= 2 && has("add") {
         format!("dot_prod{}", sat.unwrap_or(""))
     } else if let (Some(s), true) = (sat, has("add")) {

@@ -226,6 +226,8 @@ impl LaneTemplate {
                         BvOp::Add => "add",
                         BvOp::Sub => "sub",
                         BvOp::Mul => "mul",
+                        BvOp::UDiv => "udiv",
+                        BvOp::URem => "urem",
                         BvOp::And => "and",
                         BvOp::Or => "or",
                         BvOp::Xor => "xor",

@@ -34,6 +34,9 @@ impl std::fmt::Display for Ty {
 pub struct Param {
     pub name: String,
     pub ty: Ty,
+    /// `bv(E*N)` in a generic instruction: the width, computed from the
+    /// generic parameters at instantiation.
+    pub size: Option<Expr>,
     pub span: Span,
 }
 
@@ -59,6 +62,13 @@ pub struct Instr {
     pub file: Arc<str>,
     /// The spec file's stem: `add.sema` holds family `add`.
     pub family: String,
+    /// Generic size parameters (`instr add<S, E, N>(...)`); empty for a
+    /// concrete instruction.
+    pub generics: Vec<String>,
+    pub ret_size: Option<Expr>,
+    /// Values of the generic parameters of an instantiated instruction; the
+    /// body sees them as compile-time integers.
+    pub bindings: Vec<(String, i128)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +121,8 @@ pub enum BinOp {
     Add,
     Sub,
     Mul,
+    UDiv,
+    URem,
     And,
     Or,
     Xor,
@@ -137,6 +149,8 @@ impl BinOp {
             BinOp::Add => "+".into(),
             BinOp::Sub => "-".into(),
             BinOp::Mul => "*".into(),
+            BinOp::UDiv => "/u".into(),
+            BinOp::URem => "%u".into(),
             BinOp::And => "AND".into(),
             BinOp::Or => "OR".into(),
             BinOp::Xor => "XOR".into(),

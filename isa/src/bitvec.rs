@@ -487,6 +487,43 @@ impl BitVec {
         r
     }
 
+    /// Unsigned quotient with SMT-LIB's rule for a zero divisor: all ones.
+    #[track_caller]
+    pub fn udiv(&self, other: &Self) -> Self {
+        self.udivrem(other).0
+    }
+
+    /// Unsigned remainder with SMT-LIB's rule for a zero divisor: the dividend.
+    #[track_caller]
+    pub fn urem(&self, other: &Self) -> Self {
+        self.udivrem(other).1
+    }
+
+    #[track_caller]
+    fn udivrem(&self, other: &Self) -> (Self, Self) {
+        assert_eq!(self.width, other.width, "BitVec::udiv: width mismatch ({} vs {})", self.width, other.width);
+        let w = self.width;
+        if other.is_zero() {
+            return (Self::ones(w), self.clone());
+        }
+        if w <= 128 {
+            let (a, b) = (self.to_u128(), other.to_u128());
+            return (Self::from_u128(w, a / b), Self::from_u128(w, a % b));
+        }
+        // Restoring long division, one bit at a time; wide division is rare.
+        let mut q = Self::zero(w);
+        let mut r = Self::zero(w);
+        for i in (0..w).rev() {
+            r = r.shl_u(1);
+            r.set_bit(0, self.bit(i));
+            if !r.ult(other) {
+                r = r.sub(other);
+                q.set_bit(i, true);
+            }
+        }
+        (q, r)
+    }
+
     /// Low `width` bits of the product (identical for signed and unsigned).
     #[track_caller]
     pub fn mul(&self, other: &Self) -> Self {

@@ -15,6 +15,10 @@ pub enum BvOp {
     Add,
     Sub,
     Mul,
+    /// Unsigned division and remainder; a zero divisor gives all ones and
+    /// the dividend (SMT-LIB).
+    UDiv,
+    URem,
     And,
     Or,
     Xor,
@@ -110,6 +114,8 @@ pub fn apply(node: &Node, operands: &[BitVec], val: impl Fn(NodeId) -> BitVec) -
                 BvOp::Add => a.add(&b),
                 BvOp::Sub => a.sub(&b),
                 BvOp::Mul => a.mul(&b),
+                BvOp::UDiv => a.udiv(&b),
+                BvOp::URem => a.urem(&b),
                 BvOp::And => a.and(&b),
                 BvOp::Or => a.or(&b),
                 BvOp::Xor => a.xor(&b),
@@ -331,6 +337,48 @@ impl Dag {
         d
     }
 
+    /// Copies `sem` into this DAG with its operands replaced by `args`, and
+    /// returns the node of its whole result. Composes semantics, e.g. the
+    /// sides of a rewrite rule.
+    pub fn inline(&mut self, sem: &crate::sema::Semantics, args: &[NodeId]) -> Result<NodeId, String> {
+        let want = sem.dag.operand_widths();
+        if args.len() != want.len() {
+            return Err(format!("takes {} operand(s), given {}", want.len(), args.len()));
+        }
+        for (i, (&a, &w)) in args.iter().zip(want).enumerate() {
+            if self.width(a) != w {
+                return Err(format!("operand {i} must be {w} bits, given {}", self.width(a)));
+            }
+        }
+        let mut map: Vec<NodeId> = Vec::with_capacity(sem.dag.len());
+        for n in sem.dag.nodes() {
+            let id = match n {
+                Node::Operand(i) => args[*i as usize],
+                Node::Const(c) => self.constant(c.clone()),
+                Node::Slice { src, hi, lo } => self.slice(map[*src as usize], *hi, *lo),
+                Node::DynSlice { src, offset, width } => self.dyn_slice(map[*src as usize], map[*offset as usize], *width),
+                Node::Not(a) => self.not(map[*a as usize]),
+                Node::Neg(a) => self.neg(map[*a as usize]),
+                Node::Bin(op, a, b) => self.bin(*op, map[*a as usize], map[*b as usize]),
+                Node::Cmp(op, a, b) => self.cmp(*op, map[*a as usize], map[*b as usize]),
+                Node::Ite(c, t, e) => self.ite(map[*c as usize], map[*t as usize], map[*e as usize]),
+                Node::Ext { signed, src, width } => self.ext(*signed, map[*src as usize], *width),
+                Node::Sat { kind, src, width } => self.sat(*kind, map[*src as usize], *width),
+                Node::Concat(h, l) => self.concat(map[*h as usize], map[*l as usize]),
+            };
+            map.push(id);
+        }
+        let mut out: Option<NodeId> = None;
+        for lane in &sem.lanes {
+            let v = map[lane.root as usize];
+            out = Some(match out {
+                None => v,
+                Some(low) => self.concat(v, low),
+            });
+        }
+        out.ok_or_else(|| "no lanes".to_string())
+    }
+
     /// Keeps only the nodes reachable from `roots`, renumbered in
     /// topological order; returns the new ids of the roots.
     pub fn compact(&self, roots: &[NodeId]) -> (Dag, Vec<NodeId>) {
@@ -395,6 +443,8 @@ impl Dag {
                     BvOp::Add => "bvadd",
                     BvOp::Sub => "bvsub",
                     BvOp::Mul => "bvmul",
+                    BvOp::UDiv => "bvudiv",
+                    BvOp::URem => "bvurem",
                     BvOp::And => "bvand",
                     BvOp::Or => "bvor",
                     BvOp::Xor => "bvxor",

@@ -25,6 +25,9 @@ pub enum Tok {
     Plus,
     Minus,
     Star,
+    /// `/u` and `%u`: unsigned division and remainder.
+    UDiv,
+    URem,
     Amp,
     Pipe,
     Caret,
@@ -68,6 +71,8 @@ impl Tok {
             Tok::Plus => "`+`".into(),
             Tok::Minus => "`-`".into(),
             Tok::Star => "`*`".into(),
+            Tok::UDiv => "`/u`".into(),
+            Tok::URem => "`%u`".into(),
             Tok::Amp => "`&`".into(),
             Tok::Pipe => "`|`".into(),
             Tok::Caret => "`^`".into(),
@@ -126,6 +131,10 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<Token>, Diagnostic> {
                 i += 1;
                 col += 1;
                 continue;
+            }
+            '/' | '%' if suffix(1) == Some(false) => (if c == '/' { Tok::UDiv } else { Tok::URem }, 2),
+            '/' | '%' if peek(1) != '/' => {
+                return Err(Diagnostic::new(file, span, format!("`{c}` needs a signedness: write `{c}u` (only unsigned division exists)")));
             }
             '/' if peek(1) == '/' => {
                 while i < chars.len() && chars[i] != '\n' {

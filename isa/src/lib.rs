@@ -65,12 +65,20 @@
 //!   (signed input, clamp to 0..2^N-1, as `packus` does), `Concat(hi, .., lo)`.
 //! * **Functions.** `def NAME(params) -> TYPE` with a body that ends in
 //!   `RETURN e`. Functions are shared by every file of a target's folder.
+//! * **Generic instructions** (Halide's ops, for every type and lane count):
+//!   `instr add<S, E, N>(a: bv(N*E), b: bv(N*E)) -> bv(N*E) [halide ir add]`.
+//!   Generic parameters start with an upper-case letter and are compile-time
+//!   integers in the body; `bv(EXPR)` computes a width from them. Builtins
+//!   also take the width as an argument: `SignExtend(x, 2*E)`,
+//!   `SaturateS(x, E)`. A generic instruction is checked when instantiated
+//!   (`Instr::instantiate`, `SpecLibrary::instantiate`).
 
 pub mod ast;
 pub mod bitvec;
 pub mod dag;
 pub mod diag;
 pub mod eval;
+pub mod generic;
 pub mod lexer;
 pub mod library;
 pub mod parser;

@@ -6,14 +6,19 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::sema::{Semantics, unroll};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub struct SpecLibrary {
     instrs: Vec<Arc<Instr>>,
     semantics: Vec<Arc<Semantics>>,
     by_name: HashMap<String, usize>,
     defs: HashMap<String, Def>,
+    /// Generic instructions, instantiated on demand.
+    generics: HashMap<String, Arc<Instr>>,
+    instances: Mutex<HashMap<String, Instance>>,
 }
+
+type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
 
 impl SpecLibrary {
     /// Loads every `*.sema` file of `dir` (sorted by name).
@@ -48,6 +53,7 @@ impl SpecLibrary {
         let mut defs: HashMap<String, Def> = HashMap::new();
         let mut instrs: Vec<Arc<Instr>> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
+        let mut generics: HashMap<String, Arc<Instr>> = HashMap::new();
         for f in parsed {
             for d in f.defs {
                 if let Some(prev) = defs.get(&d.name) {
@@ -61,6 +67,18 @@ impl SpecLibrary {
                 }
             }
             for i in f.instrs {
+                if let Some(prev) = generics.get(&i.name).map(|g: &Arc<Instr>| (g.file.clone(), g.span)).or_else(|| by_name.get(&i.name).map(|&p| (instrs[p].file.clone(), instrs[p].span))) {
+                    errors.push(Diagnostic::new(
+                        &i.file,
+                        i.span,
+                        format!("duplicate intrinsic `{}` (first defined at {}:{}:{})", i.name, prev.0, prev.1.line, prev.1.col),
+                    ));
+                    continue;
+                }
+                if i.is_generic() {
+                    generics.insert(i.name.clone(), Arc::new(i));
+                    continue;
+                }
                 if let Some(&prev) = by_name.get(&i.name) {
                     let p = &instrs[prev];
                     errors.push(Diagnostic::new(
@@ -84,7 +102,7 @@ impl SpecLibrary {
         if !errors.is_empty() {
             return Err(Diagnostics(errors));
         }
-        Ok(SpecLibrary { instrs, semantics, by_name, defs })
+        Ok(SpecLibrary { instrs, semantics, by_name, defs, generics, instances: Mutex::new(HashMap::new()) })
     }
 
     pub fn instrs(&self) -> &[Arc<Instr>] {
@@ -105,6 +123,32 @@ impl SpecLibrary {
     pub fn defs(&self) -> &HashMap<String, Def> {
         &self.defs
     }
+    pub fn generic(&self, name: &str) -> Option<&Arc<Instr>> {
+        self.generics.get(name)
+    }
+    pub fn generic_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.generics.keys().map(|s| s.as_str()).collect();
+        v.sort();
+        v
+    }
+
+    /// Instantiates and unrolls a generic instruction (cached).
+    pub fn instantiate(&self, name: &str, args: &[i128]) -> Result<(Arc<Instr>, Arc<Semantics>), Diagnostic> {
+        let Some(g) = self.generics.get(name) else {
+            return Err(Diagnostic::new(name, Default::default(), format!("no generic instruction `{name}`")));
+        };
+        let key = g.instance_name(args);
+        if let Some(r) = self.instances.lock().expect("instance cache").get(&key) {
+            return r.clone();
+        }
+        let r = g.instantiate(args).and_then(|i| {
+            let s = unroll(&i, &self.defs)?;
+            Ok((Arc::new(i), Arc::new(s)))
+        });
+        self.instances.lock().expect("instance cache").insert(key, r.clone());
+        r
+    }
+
     /// Unrolls an instruction that is not (or no longer) in the library, e.g.
     /// a mutated copy, against this library's functions.
     pub fn unroll(&self, instr: &Instr) -> Result<Semantics, Diagnostic> {

@@ -18,7 +18,7 @@
 //! bor    := bxor ('|' bxor)*               bxor := band ('^' band)*
 //! band   := shift ('&' shift)*             -- symbols bind tighter than comparisons, as in Rust
 //! shift  := add (('<<' | '>>u' | '>>s') add)*
-//! add    := mul (('+' | '-') mul)*         mul := unary ('*' unary)*
+//! add    := mul (('+' | '-') mul)*         mul := unary (('*' | '/u' | '%u') unary)*
 //! unary  := ('-' | 'NOT' | '~') unary | postfix
 //! postfix:= primary ('[' expr (':' expr)? ']')*
 //! primary:= NUM | NAME | NAME '(' args ')' | '(' expr ')'
@@ -152,7 +152,58 @@ impl Parser {
         Ok(ty)
     }
 
+    /// A type, or in a generic instruction `bv(EXPR)`.
+    fn sized_ty(&mut self, generic: bool) -> PResult<(Ty, Option<Expr>)> {
+        if self.is_kw("bv") && *self.peek_at(1) == Tok::LParen {
+            let span = self.span();
+            if !generic {
+                return self.err(span, "`bv(...)` needs generic parameters: write `instr NAME<E, N>(...)`");
+            }
+            self.bump();
+            self.bump();
+            let e = self.expr()?;
+            self.expect(Tok::RParen, "`)` after the width")?;
+            return Ok((Ty::Bv(0), Some(e)));
+        }
+        Ok((self.ty()?, None))
+    }
+
+    fn generics(&mut self) -> PResult<Vec<String>> {
+        if !matches!(self.peek(), Tok::Cmp { op: CmpTok::Lt, .. }) {
+            return Ok(Vec::new());
+        }
+        if let Tok::Cmp { signed: Some(_), .. } = self.peek() {
+            return self.err(self.span(), "generic parameters are written in upper case, e.g. `<S, E, N>`");
+        }
+        self.bump();
+        let mut gs: Vec<String> = Vec::new();
+        loop {
+            let (g, span) = self.name("a generic parameter")?;
+            if !g.starts_with(|c: char| c.is_ascii_uppercase()) {
+                return self.err(span, format!("generic parameter `{g}` must start with an upper-case letter"));
+            }
+            if gs.contains(&g) {
+                return self.err(span, format!("generic parameter `{g}` is declared twice"));
+            }
+            gs.push(g);
+            match self.peek() {
+                Tok::Comma => {
+                    self.bump();
+                }
+                Tok::Cmp { op: CmpTok::Gt, signed: None } => {
+                    self.bump();
+                    return Ok(gs);
+                }
+                _ => return self.unexpected("`,` or `>`"),
+            }
+        }
+    }
+
     fn params(&mut self) -> PResult<Vec<Param>> {
+        self.params_of(false)
+    }
+
+    fn params_of(&mut self, generic: bool) -> PResult<Vec<Param>> {
         self.expect(Tok::LParen, "`(`")?;
         let mut ps: Vec<Param> = Vec::new();
         if *self.peek() != Tok::RParen {
@@ -162,8 +213,8 @@ impl Parser {
                     return self.err(span, format!("parameter `{name}` is declared twice or shadows `dst`"));
                 }
                 self.expect(Tok::Colon, "`:` and a type")?;
-                let ty = self.ty()?;
-                ps.push(Param { name, ty, span });
+                let (ty, size) = self.sized_ty(generic)?;
+                ps.push(Param { name, ty, size, span });
                 if *self.peek() == Tok::Comma {
                     self.bump();
                 } else {
@@ -178,9 +229,10 @@ impl Parser {
     fn instr(&mut self) -> PResult<Instr> {
         let span = self.expect_kw("instr")?;
         let (name, _) = self.name("an intrinsic name")?;
-        let params = self.params()?;
+        let generics = self.generics()?;
+        let params = self.params_of(!generics.is_empty())?;
         self.expect(Tok::Arrow, "`->` and a result type")?;
-        let ret = self.ty()?;
+        let (ret, ret_size) = self.sized_ty(!generics.is_empty())?;
         self.expect(Tok::LBracket, "`[target feature mnemonic]`")?;
         let (target, _) = self.name("a target name (e.g. x86)")?;
         let mut features = vec![self.name("a CPUID feature (e.g. avx2)")?.0];
@@ -205,6 +257,9 @@ impl Parser {
             span,
             file: self.file.clone(),
             family: self.family.clone(),
+            generics,
+            ret_size,
+            bindings: Vec::new(),
         })
     }
 
@@ -441,7 +496,12 @@ impl Parser {
         })
     }
     fn mul_expr(&mut self) -> PResult<Expr> {
-        self.binary_level(Self::unary_expr, |t| (*t == Tok::Star).then_some(BinOp::Mul))
+        self.binary_level(Self::unary_expr, |t| match t {
+            Tok::Star => Some(BinOp::Mul),
+            Tok::UDiv => Some(BinOp::UDiv),
+            Tok::URem => Some(BinOp::URem),
+            _ => None,
+        })
     }
     fn unary_expr(&mut self) -> PResult<Expr> {
         let span = self.span();

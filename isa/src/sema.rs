@@ -83,9 +83,15 @@ type R<T> = Result<T, Diagnostic>;
 const RESULT: &str = "RETURN";
 
 pub fn unroll(instr: &Instr, defs: &HashMap<String, Def>) -> R<Semantics> {
+    if instr.is_generic() {
+        return Err(Diagnostic::new(&instr.file, instr.span, format!("`{}` is generic: instantiate <{}> first", instr.name, instr.generics.join(", "))));
+    }
     let widths = instr.params.iter().map(|p| p.ty.width()).collect();
     let mut u = Unroller { defs, dag: Dag::new(widths), depth: 0 };
     let mut f = Frame { file: &instr.file, env: HashMap::new(), out: "dst", out_width: instr.ret.width() };
+    for (g, v) in &instr.bindings {
+        f.env.insert(g.clone(), Binding::LoopVar(*v));
+    }
     for (i, p) in instr.params.iter().enumerate() {
         let n = u.dag.operand(i as u16);
         f.env.insert(p.name.clone(), Binding::Operand(n));
@@ -529,6 +535,8 @@ impl<'a> Unroller<'a> {
                 BinOp::Add => x.checked_add(y),
                 BinOp::Sub => x.checked_sub(y),
                 BinOp::Mul => x.checked_mul(y),
+                BinOp::UDiv => (y != 0).then(|| x.div_euclid(y)),
+                BinOp::URem => (y != 0).then(|| x.rem_euclid(y)),
                 BinOp::And => Some(x & y),
                 BinOp::Or => Some(x | y),
                 BinOp::Xor => Some(x ^ y),
@@ -572,6 +580,8 @@ impl<'a> Unroller<'a> {
             BinOp::Add => self.dag.bin(BvOp::Add, x, y),
             BinOp::Sub => self.dag.bin(BvOp::Sub, x, y),
             BinOp::Mul => self.dag.bin(BvOp::Mul, x, y),
+            BinOp::UDiv => self.dag.bin(BvOp::UDiv, x, y),
+            BinOp::URem => self.dag.bin(BvOp::URem, x, y),
             BinOp::And => self.dag.bin(BvOp::And, x, y),
             BinOp::Or => self.dag.bin(BvOp::Or, x, y),
             BinOp::Xor => self.dag.bin(BvOp::Xor, x, y),
@@ -661,9 +671,21 @@ impl<'a> Unroller<'a> {
             }
             return Ok(Val::Bv(acc.expect("at least two arguments")));
         }
-        if args.len() != 1 {
+        // `SignExtend(x, 2*E)`: the width is a compile-time argument.
+        let n = if n == 0 {
+            if args.len() != 2 {
+                return self.err(f, span, format!("`{name}` takes 2 arguments (value, width), found {}", args.len()));
+            }
+            let w = self.int(f, &args[1], "a constant width")?;
+            if !(1..=crate::bitvec::MAX_WIDTH as i128).contains(&w) {
+                return self.err(f, args[1].span, format!("`{name}`: width {w} is outside 1..{}", crate::bitvec::MAX_WIDTH));
+            }
+            w as u32
+        } else if args.len() != 1 {
             return self.err(f, span, format!("`{name}` takes 1 argument, found {}", args.len()));
-        }
+        } else {
+            n
+        };
         if n == 0 || n > crate::bitvec::MAX_WIDTH {
             return self.err(f, span, format!("`{name}`: widths are 1 to {}", crate::bitvec::MAX_WIDTH));
         }
@@ -733,6 +755,11 @@ fn builtin(name: &str) -> Option<(Builtin, u32)> {
         ("SaturateS", Builtin::SatS),
         ("SaturateU", Builtin::SatU),
     ];
+    for (p, b) in PREFIXES {
+        if name == *p {
+            return Some((*b, 0));
+        }
+    }
     for (p, b) in PREFIXES {
         if let Some(rest) = name.strip_prefix(p)
             && !rest.is_empty()

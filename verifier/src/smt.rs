@@ -100,6 +100,8 @@ pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
                     BvOp::Add => a.bvadd(&b),
                     BvOp::Sub => a.bvsub(&b),
                     BvOp::Mul => a.bvmul(&b),
+                    BvOp::UDiv => a.bvudiv(&b),
+                    BvOp::URem => a.bvurem(&b),
                     BvOp::And => a.bvand(&b),
                     BvOp::Or => a.bvor(&b),
                     BvOp::Xor => a.bvxor(&b),
