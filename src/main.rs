@@ -27,6 +27,34 @@ enum Cmd {
     /// Similarity classes (AutoLLVM ops) and per-lane facts; writes
     /// reports/<target>_classes.csv and reports/<target>_lanes.csv.
     Classes(ClassesArgs),
+    /// Audit rewrite rules: Z3 proof and quickcheck for every instantiation;
+    /// writes reports/verify_<target>.csv.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// A target (`x86` reads rulesets/x86.egg) or a rule file.
+    #[arg(long, default_value = "x86")]
+    rules: String,
+    /// Only the rule with this name.
+    #[arg(long)]
+    rule: Option<String>,
+    /// Z3 timeout per instantiation, in milliseconds; a timeout is `unknown`.
+    #[arg(long, default_value_t = 10_000)]
+    timeout: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Quickcheck cases per instantiation on the concrete evaluator.
+    #[arg(long, default_value_t = 1000)]
+    cases: usize,
+    /// Where to write the CSV (default reports/verify_<target>.csv).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Ignore and do not update the verdict cache (.misaal-cache/verify.tsv).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Args)]
@@ -114,6 +142,7 @@ enum IsaCmd {
 }
 
 mod classes;
+mod verify;
 
 fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
     let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
@@ -127,6 +156,7 @@ fn main() -> ExitCode {
         Cmd::Isa(IsaCmd::Show { name, spec }) => show(&spec, &name),
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
         Cmd::Classes(args) => classes::run(args),
+        Cmd::Verify(args) => verify::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs }) => {
             check(&spec, family, filter, DiffConfig { cases, seed, ..Default::default() }, out, jobs)
         }

@@ -23,6 +23,16 @@ impl std::fmt::Display for EvalError {
 impl std::error::Error for EvalError {}
 
 impl Semantics {
+    /// The value of every DAG node (node ids index the result).
+    pub fn eval_nodes(&self, operands: &[BitVec]) -> Vec<BitVec> {
+        let mut vals: Vec<BitVec> = Vec::with_capacity(self.dag.len());
+        for n in self.dag.nodes() {
+            let v = apply(n, operands, |c| vals[c as usize].clone());
+            vals.push(v);
+        }
+        vals
+    }
+
     /// Evaluates the whole result. Node ids are topological, so one forward
     /// sweep computes every node exactly once.
     pub fn eval(&self, operands: &[BitVec]) -> Result<BitVec, EvalError> {

@@ -158,3 +158,35 @@ pub fn write_lanes_csv(rows: &[LaneRow], path: &Path) -> Result<(), ReportError>
     .map_err(ReportError::Polars)?;
     write_csv_atomic(&mut df, path)
 }
+
+/// One row of `reports/verify_<target>.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyRow {
+    pub rule: String,
+    /// `bw=16,vsize=256`, or `-` for a concrete rule.
+    pub instantiation: String,
+    /// `proved`, `refuted`, `unknown`, `inapplicable` or `encoder-mismatch`.
+    pub verdict: String,
+    pub solver_ms: f64,
+    pub quickcheck_cases: u64,
+    /// Inputs in hex and both sides' outputs, for `refuted`; the reason otherwise.
+    pub counterexample: String,
+}
+
+pub const VERIFY_COLUMNS: [&str; 6] = ["rule", "instantiation", "verdict", "solver_ms", "quickcheck_cases", "counterexample"];
+
+pub fn write_verify_csv(rows: &[VerifyRow], path: &Path) -> Result<(), ReportError> {
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(VERIFY_COLUMNS[0], rows.iter().map(|r| r.rule.clone()).collect()),
+            string_column(VERIFY_COLUMNS[1], rows.iter().map(|r| r.instantiation.clone()).collect()),
+            string_column(VERIFY_COLUMNS[2], rows.iter().map(|r| r.verdict.clone()).collect()),
+            Column::new(VERIFY_COLUMNS[3].into(), rows.iter().map(|r| (r.solver_ms * 1e3).round() / 1e3).collect::<Vec<f64>>()),
+            Column::new(VERIFY_COLUMNS[4].into(), rows.iter().map(|r| r.quickcheck_cases).collect::<Vec<u64>>()),
+            string_column(VERIFY_COLUMNS[5], rows.iter().map(|r| r.counterexample.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}

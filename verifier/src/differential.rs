@@ -89,6 +89,10 @@ impl CaseGen {
         CaseGen { params: instr.params.iter().map(|p| p.ty).collect() }
     }
 
+    pub fn from_types(params: Vec<Ty>) -> Self {
+        CaseGen { params }
+    }
+
     fn vector(g: &mut Gen, w: u32) -> BitVec {
         let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
         if widths.is_empty() {

@@ -5,10 +5,12 @@
 //! Owns: verdicts. Reads semantics from `misaal-isa`; knows nothing of
 //! Halide, egglog or code generation.
 
+pub mod audit;
 pub mod differential;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
+pub mod rules;
 pub mod silicon;
 pub mod smt;
 

@@ -6,7 +6,7 @@
 
 use misaal_isa::dag::{BvOp, CmpOp, Dag, Node, NodeId, SatKind};
 use misaal_isa::{BitVec, Semantics};
-use z3::ast::{BV, Bool};
+use z3::ast::{Ast, BV, Bool};
 
 /// The linked libz3's version as `(major, minor, build, revision)`, parsed
 /// from `Z3_get_full_version`.
@@ -81,8 +81,14 @@ fn sat(x: &BV, kind: SatKind, n: u32) -> BV {
 /// Encodes every node of `dag` over the given operand terms; returns one
 /// term per node (ids are topological, so one sweep suffices).
 pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
+    encode_with(dag, operands, |_, t| t)
+}
+
+/// `encode`, letting `subst` replace each node's term as it is made (used to
+/// share terms proved equal).
+pub fn encode_with(dag: &Dag, operands: &[BV], mut subst: impl FnMut(NodeId, BV) -> BV) -> Vec<BV> {
     let mut t: Vec<BV> = Vec::with_capacity(dag.len());
-    for n in dag.nodes() {
+    for (id, n) in dag.nodes().iter().enumerate() {
         let g = |i: NodeId| t[i as usize].clone();
         let e = match n {
             Node::Operand(i) => operands[*i as usize].clone(),
@@ -130,9 +136,63 @@ pub fn encode(dag: &Dag, operands: &[BV]) -> Vec<BV> {
             Node::Sat { kind, src, width } => sat(&g(*src), *kind, *width),
             Node::Concat(h, l) => g(*h).concat(g(*l)),
         };
+        let e = subst(id as NodeId, e);
         t.push(e);
     }
     t
+}
+
+fn check(solver_timeout_ms: u32, claim: &Bool) -> z3::SatResult {
+    let solver = z3::Solver::new();
+    let mut p = z3::Params::new();
+    p.set_u32("timeout", solver_timeout_ms);
+    solver.set_params(&p);
+    solver.assert(claim.not());
+    solver.check()
+}
+
+/// Terms of `b` proved equal to terms of `a` (equivalence sweeping): nodes
+/// with equal values on random inputs are proved equal with small queries,
+/// bottom-up, and `b` is encoded over the shared terms. A proof of the whole
+/// then no longer has to rediscover them through adders.
+fn sweep(a: &Semantics, b: &Semantics, ops: &[BV], ta: &[BV]) -> Vec<BV> {
+    const CASES: usize = 24;
+    let widths: Vec<misaal_isa::ast::Ty> = a.dag.operand_widths().iter().map(|&w| misaal_isa::ast::Ty::Bv(w)).collect();
+    let cases = crate::differential::CaseGen::from_types(widths);
+    let mut g = quickcheck::Gen::from_size_and_seed(64, 0x5eed_5eed);
+    let mut sig_a: Vec<u64> = vec![0xcbf2_9ce4_8422_2325; a.dag.len()];
+    let mut sig_b: Vec<u64> = vec![0xcbf2_9ce4_8422_2325; b.dag.len()];
+    let mix = |h: &mut u64, v: &BitVec| {
+        for &x in v.limbs() {
+            *h = (*h ^ x).wrapping_mul(0x100_0000_01b3);
+        }
+        *h = (*h ^ v.width() as u64).wrapping_mul(0x100_0000_01b3);
+    };
+    for _ in 0..CASES {
+        let c = cases.case(&mut g);
+        for (h, v) in sig_a.iter_mut().zip(a.eval_nodes(&c)) {
+            mix(h, &v);
+        }
+        for (h, v) in sig_b.iter_mut().zip(b.eval_nodes(&c)) {
+            mix(h, &v);
+        }
+    }
+    let mut by_sig: std::collections::HashMap<u64, NodeId> = std::collections::HashMap::new();
+    for (i, &h) in sig_a.iter().enumerate() {
+        by_sig.entry(h).or_insert(i as NodeId);
+    }
+    encode_with(&b.dag, ops, |id, term| {
+        let Some(&i) = by_sig.get(&sig_b[id as usize]) else { return term };
+        let other = &ta[i as usize];
+        if other == &term || matches!(b.dag.node(id), Node::Operand(_) | Node::Const(_)) {
+            return term;
+        }
+        // A failed or slow lemma only costs the sharing, never soundness.
+        match check(500, &other.eq(&term)) {
+            z3::SatResult::Unsat => other.clone(),
+            _ => term,
+        }
+    })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,15 +204,141 @@ pub enum Equivalence {
     Unknown(String),
 }
 
+/// The bits `hi..=lo` of `s`'s result, keeping only their cone of influence.
+fn result_slice(s: &Semantics, hi: u32, lo: u32) -> Semantics {
+    let mut dag = s.dag.clone();
+    let mut whole: Option<NodeId> = None;
+    for lane in &s.lanes {
+        whole = Some(match whole {
+            None => lane.root,
+            Some(low) => dag.concat(lane.root, low),
+        });
+    }
+    let part = dag.slice(whole.expect("lanes"), hi, lo);
+    let (dag, roots) = dag.compact(&[part]);
+    Semantics { dag, lanes: vec![misaal_isa::Lane { lo: 0, width: hi - lo + 1, root: roots[0] }], result_width: hi - lo + 1 }
+}
+
+/// The shape of a slice's cone with each operand's bit positions made
+/// relative to the lowest one it reads. Two slices with one key pose the same
+/// query up to renaming operand bits, so one proof covers both: this is how
+/// a 512-bit SIMD rule costs one lane's proof.
+fn cone_key(x: &Semantics, y: &Semantics) -> String {
+    use std::fmt::Write;
+    let mut base: Vec<u32> = vec![u32::MAX; x.dag.operand_widths().len()];
+    for s in [x, y] {
+        for n in s.dag.nodes() {
+            if let Node::Slice { src, lo, .. } = n
+                && let Node::Operand(i) = s.dag.node(*src)
+            {
+                base[*i as usize] = base[*i as usize].min(*lo);
+                continue;
+            }
+            // An operand read whole by anything but a slice pins its bits.
+            for c in n.children() {
+                if let Node::Operand(i) = s.dag.node(c) {
+                    base[*i as usize] = 0;
+                }
+            }
+        }
+    }
+    // Numbered in DFS post-order from the root, so the key does not depend
+    // on the order in which shared nodes were created.
+    let mut key = String::new();
+    for s in [x, y] {
+        let mut num: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
+        let mut stack: Vec<(NodeId, bool)> = vec![(s.lanes[0].root, false)];
+        while let Some((id, done)) = stack.pop() {
+            if num.contains_key(&id) {
+                continue;
+            }
+            let n = s.dag.node(id);
+            let leaf = matches!(n, Node::Slice { src, .. } if matches!(s.dag.node(*src), Node::Operand(_)));
+            if !done && !leaf {
+                stack.push((id, true));
+                for c in n.children().into_iter().rev() {
+                    stack.push((c, false));
+                }
+                continue;
+            }
+            let k = num.len();
+            num.insert(id, k);
+            let c = |x: &NodeId| num[x];
+            let _ = match n {
+                Node::Slice { src, hi, lo } if leaf => {
+                    let Node::Operand(i) = s.dag.node(*src) else { unreachable!() };
+                    write!(key, "L{i}+{}:{};", lo - base[*i as usize], hi - lo + 1)
+                }
+                Node::Operand(i) => write!(key, "O{i}@{};", base[*i as usize]),
+                Node::Const(v) => write!(key, "K{v}:{};", v.width()),
+                Node::Slice { src, hi, lo } => write!(key, "S{}[{hi}:{lo}];", c(src)),
+                Node::DynSlice { src, offset, width } => write!(key, "D{},{},{width};", c(src), c(offset)),
+                Node::Not(a) => write!(key, "N{};", c(a)),
+                Node::Neg(a) => write!(key, "G{};", c(a)),
+                Node::Bin(op, a, b) => write!(key, "{op:?}{},{};", c(a), c(b)),
+                Node::Cmp(op, a, b) => write!(key, "{op:?}{},{};", c(a), c(b)),
+                Node::Ite(p, a, b) => write!(key, "I{},{},{};", c(p), c(a), c(b)),
+                Node::Ext { signed, src, width } => write!(key, "E{signed}{},{width};", c(src)),
+                Node::Sat { kind, src, width } => write!(key, "T{kind:?}{},{width};", c(src)),
+                Node::Concat(h, l) => write!(key, "C{},{};", c(h), c(l)),
+            };
+        }
+        key.push('|');
+    }
+    key
+}
+
 /// Proves that two semantics over the same operands compute the same result
-/// on every input, lane by lane.
+/// on every input. Wide results are cut into slices (8 to 64 bits, whichever
+/// leaves the least work); each query holds only its slice's cone of
+/// influence, slices whose cones match up to operand bit positions share one
+/// proof (`cone_key`), and together the slices prove the whole.
 pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equivalence {
     let widths = a.dag.operand_widths();
     if widths != b.dag.operand_widths() || a.result_width != b.result_width {
         return Equivalence::Differ(Vec::new());
     }
+    let w = a.result_width;
+    if w <= 8 {
+        return prove_whole(a, b, timeout_ms);
+    }
+    // For each slice width, the distinct cones to prove.
+    let mut best: Option<(u64, Vec<(Semantics, Semantics)>)> = None;
+    for chunk in [64u32, 32, 16, 8] {
+        if chunk >= w || w % chunk != 0 {
+            continue;
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = Vec::new();
+        for k in 0..w / chunk {
+            let (lo, hi) = (k * chunk, k * chunk + chunk - 1);
+            let (x, y) = (result_slice(a, hi, lo), result_slice(b, hi, lo));
+            if seen.insert(cone_key(&x, &y)) {
+                todo.push((x, y));
+            }
+        }
+        let cost = todo.len() as u64 * chunk as u64;
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, todo));
+        }
+    }
+    let Some((_, todo)) = best else { return prove_whole(a, b, timeout_ms) };
+    let mut unknown = None;
+    for (x, y) in &todo {
+        match prove_whole(x, y, timeout_ms) {
+            Equivalence::Proved => {}
+            d @ Equivalence::Differ(_) => return d,
+            u @ Equivalence::Unknown(_) => unknown = Some(u),
+        }
+    }
+    unknown.unwrap_or(Equivalence::Proved)
+}
+
+fn prove_whole(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equivalence {
+    let widths = a.dag.operand_widths();
     let ops: Vec<BV> = widths.iter().enumerate().map(|(i, &w)| BV::new_const(format!("op{i}"), w)).collect();
-    let (ta, tb) = (encode(&a.dag, &ops), encode(&b.dag, &ops));
+    let ta = encode(&a.dag, &ops);
+    let tb = sweep(a, b, &ops, &ta);
     let whole = |s: &Semantics, t: &[BV]| s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes");
     let solver = z3::Solver::new();
     let mut p = z3::Params::new();
@@ -180,6 +366,76 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equiva
             Equivalence::Differ(vals)
         }
         z3::SatResult::Unknown => Equivalence::Unknown(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into())),
+    }
+}
+
+/// Evaluates the Z3 encoding of `sem` at concrete operands, to cross-check
+/// the encoder against the evaluator on a specific input.
+pub fn evaluate(sem: &Semantics, operands: &[BitVec]) -> Option<BitVec> {
+    let ops: Vec<BV> = operands.iter().map(bv_const).collect();
+    let t = encode(&sem.dag, &ops);
+    let whole = sem.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low))?;
+    let w = whole.get_size();
+    let mut bytes = Vec::with_capacity(w.div_ceil(8) as usize);
+    for k in 0..w.div_ceil(64) {
+        let hi = (k * 64 + 63).min(w - 1);
+        let v = whole.extract(hi, k * 64).simplify().as_u64()?;
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.truncate(w.div_ceil(8) as usize);
+    Some(BitVec::from_bytes_le(w, &bytes))
+}
+
+/// Outcome of a concretization search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Concretization {
+    /// The candidate (by index) that equals the target on every input.
+    Found(usize),
+    /// Z3 proved that no candidate fits.
+    NoneFits,
+    Unknown(String),
+}
+
+/// MISAAL's `choose*`: is there a choice among `candidates` such that, for
+/// all inputs, `target` equals it? One query: a selector `s` exists such
+/// that for all operands the chosen candidate agrees with the target.
+pub fn concretize(target: &Semantics, candidates: &[&Semantics], timeout_ms: u32) -> Concretization {
+    let widths = target.dag.operand_widths();
+    let fits: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].dag.operand_widths() == widths && candidates[i].result_width == target.result_width)
+        .collect();
+    if fits.is_empty() {
+        return Concretization::NoneFits;
+    }
+    let ops: Vec<BV> = widths.iter().enumerate().map(|(i, &w)| BV::new_const(format!("op{i}"), w)).collect();
+    let whole = |s: &Semantics| {
+        let t = encode(&s.dag, &ops);
+        s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes")
+    };
+    let sel_bits = (usize::BITS - fits.len().leading_zeros()).max(1);
+    let sel = BV::new_const("choose", sel_bits);
+    let goal = whole(target);
+    let mut chosen = whole(candidates[fits[fits.len() - 1]]);
+    for k in (0..fits.len() - 1).rev() {
+        chosen = sel.eq(BV::from_u64(k as u64, sel_bits)).ite(&whole(candidates[fits[k]]), &chosen);
+    }
+    let in_range = sel.bvult(BV::from_u64(fits.len() as u64, sel_bits));
+    let bounds: Vec<&dyn z3::ast::Ast> = ops.iter().map(|o| o as &dyn z3::ast::Ast).collect();
+    let body = z3::ast::forall_const(&bounds, &[], &goal.eq(&chosen));
+    let solver = z3::Solver::new();
+    let mut p = z3::Params::new();
+    p.set_u32("timeout", timeout_ms);
+    solver.set_params(&p);
+    solver.assert(&in_range);
+    solver.assert(&body);
+    match solver.check() {
+        z3::SatResult::Sat => {
+            let m = solver.get_model().expect("model");
+            let k = m.eval(&sel, true).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+            Concretization::Found(fits[k.min(fits.len() - 1)])
+        }
+        z3::SatResult::Unsat => Concretization::NoneFits,
+        z3::SatResult::Unknown => Concretization::Unknown(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into())),
     }
 }
 
@@ -217,6 +473,18 @@ mod tests {
             Equivalence::Differ(ops) => assert_ne!(sa.eval(&ops).unwrap(), sb.eval(&ops).unwrap(), "Z3's witness must separate them concretely"),
             other => panic!("expected a difference, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn concretization_picks_the_candidate_that_fits() {
+        let l = lib("instr t(x: bv8, y: bv8) -> bv8 [x86 sse2 nop]\ndst := (x | y) - (x & y)\n\
+                     instr c0(x: bv8, y: bv8) -> bv8 [x86 sse2 nop]\ndst := x + y\n\
+                     instr c1(x: bv8, y: bv8) -> bv8 [x86 sse2 nop]\ndst := x ^ y\n\
+                     instr c2(x: bv8, y: bv8) -> bv8 [x86 sse2 nop]\ndst := x - y\n");
+        let g = |n: &str| l.get(n).unwrap().1.clone();
+        let (t, c0, c1, c2) = (g("t"), g("c0"), g("c1"), g("c2"));
+        assert_eq!(concretize(&t, &[&c0, &c1, &c2], 10_000), Concretization::Found(1));
+        assert_eq!(concretize(&t, &[&c0, &c2], 10_000), Concretization::NoneFits);
     }
 
     #[test]

@@ -1,0 +1,496 @@
+//! Auditing rewrite rules: every instantiation of a rule is checked for
+//! applicability, then equivalence (Z3), then run on the concrete
+//! evaluator (quickcheck). Five verdicts, as cranelift-isle's verifier has.
+
+use crate::differential::CaseGen;
+use crate::rules::{Cond, IntExpr, Rule, Term};
+use crate::smt::{Equivalence, prove_equivalent};
+use misaal_isa::ast::Ty;
+use misaal_isa::dag::{Dag, NodeId};
+use misaal_isa::{BitVec, Lane, Semantics, SpecLibrary};
+use quickcheck::Gen;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    Proved,
+    /// With a counterexample the evaluator confirms.
+    Refuted,
+    /// Timeout or an undecided solver query: never counted as proved.
+    Unknown,
+    /// No instantiation satisfies the side conditions.
+    Inapplicable,
+    /// Z3 and the concrete evaluator disagree: a bug in the encoder or the
+    /// evaluator, never in the rule.
+    EncoderMismatch,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Proved => "proved",
+            Verdict::Refuted => "refuted",
+            Verdict::Unknown => "unknown",
+            Verdict::Inapplicable => "inapplicable",
+            Verdict::EncoderMismatch => "encoder-mismatch",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Verdict> {
+        [Verdict::Proved, Verdict::Refuted, Verdict::Unknown, Verdict::Inapplicable, Verdict::EncoderMismatch].into_iter().find(|v| v.label() == s)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceResult {
+    pub rule: String,
+    /// `bw=16,vsize=256`, or `-` for a concrete rule.
+    pub instantiation: String,
+    pub verdict: Verdict,
+    pub solver_ms: f64,
+    pub quickcheck_cases: usize,
+    pub counterexample: String,
+    pub cached: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct AuditConfig {
+    pub timeout_ms: u32,
+    pub quickcheck_cases: usize,
+    pub seed: u64,
+    /// Vector widths the target supports (x86: 128, 256, 512).
+    pub vector_widths: Vec<i128>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig { timeout_ms: 10_000, quickcheck_cases: 1000, seed: 0x7275_6c65, vector_widths: vec![128, 256, 512] }
+    }
+}
+
+/// The instruction libraries a rule may name.
+pub struct Libraries<'a> {
+    pub x86: &'a SpecLibrary,
+    pub halide: &'a SpecLibrary,
+}
+
+pub type Assignment = Vec<(String, i128)>;
+
+/// Every assignment of the rule's numeric variables that satisfies its
+/// side conditions.
+pub fn instantiations(rule: &Rule, cfg: &AuditConfig) -> Result<Vec<Assignment>, String> {
+    let vars = rule.numeric_vars();
+    let defined: Vec<&str> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, _) = c { Some(v.as_str()) } else { None }).collect();
+    let mut domains: Vec<(String, Vec<i128>)> = Vec::new();
+    for v in &vars {
+        let declared: Option<Vec<i128>> = rule.conds.iter().find_map(|c| if let Cond::In(x, vals) = c { (x == v).then(|| vals.clone()) } else { None });
+        let dom = match declared {
+            Some(d) => d,
+            None if defined.contains(&v.as_str()) => continue,
+            None if v.starts_with("bw") => vec![8, 16, 32, 64],
+            None if v.starts_with("vsize") => cfg.vector_widths.clone(),
+            None if v.starts_with("sign") => vec![0, 1],
+            None => return Err(format!("?{v} has no values: give it (in ?{v} ...), (range ?{v} LO HI) or (= ?{v} EXPR), or name it ?bw*, ?vsize* or ?sign*")),
+        };
+        domains.push((v.clone(), dom));
+    }
+    let mut out = Vec::new();
+    let total: usize = domains.iter().map(|(_, d)| d.len()).product();
+    if total > 100_000 {
+        return Err(format!("{total} instantiations; narrow the domains"));
+    }
+    for k in 0..total {
+        let mut env: Assignment = Vec::new();
+        let mut r = k;
+        for (v, d) in &domains {
+            env.push((v.clone(), d[r % d.len()]));
+            r /= d.len();
+        }
+        // Definitions may depend on one another: evaluate until all are bound.
+        let defs: Vec<(&String, &IntExpr)> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, e) = c { Some((v, e)) } else { None }).collect();
+        let mut ok = true;
+        for _ in 0..=defs.len() {
+            for (v, e) in &defs {
+                if let Ok(x) = e.eval(&env) {
+                    match env.iter().find(|(n, _)| n == *v) {
+                        Some((_, have)) if *have != x => ok = false,
+                        Some(_) => {}
+                        None => env.push(((*v).clone(), x)),
+                    }
+                }
+            }
+        }
+        if defs.iter().any(|(v, _)| !env.iter().any(|(n, _)| n == *v)) {
+            ok = false;
+        }
+        for c in &rule.conds {
+            if let Cond::Cmp(op, a, b) = c {
+                match (a.eval(&env), b.eval(&env)) {
+                    (Ok(x), Ok(y)) => {
+                        let holds = match op.as_str() {
+                            "=" => x == y,
+                            "!=" => x != y,
+                            "<" => x < y,
+                            "<=" => x <= y,
+                            ">" => x > y,
+                            _ => x >= y,
+                        };
+                        ok &= holds;
+                    }
+                    _ => ok = false,
+                }
+            }
+        }
+        if ok {
+            out.push(env);
+        }
+    }
+    Ok(out)
+}
+
+struct Builder<'a> {
+    libs: &'a Libraries<'a>,
+    env: &'a Assignment,
+    numeric: Vec<String>,
+    /// Vector inputs in order of first appearance, with their widths.
+    vars: Vec<(String, u32)>,
+}
+
+impl Builder<'_> {
+    fn resolve(&self, name: &str, args: &[Term], x86: bool) -> Result<(std::sync::Arc<Semantics>, Vec<Ty>, usize), String> {
+        if x86 {
+            let mut n = name.to_string();
+            for (v, x) in self.env {
+                n = n.replace(&format!("{{{v}}}"), &x.to_string());
+            }
+            if n.contains("{mm}") {
+                let vs = self.env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
+                n = n.replace("{mm}", if vs == 128 { "mm" } else if vs == 256 { "mm256" } else { "mm512" });
+            }
+            let (i, s) = self.libs.x86.get(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
+            return Ok((s.clone(), i.params.iter().map(|p| p.ty).collect(), 0));
+        }
+        let g = self.libs.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
+        let need = g.generics.len();
+        let mut generics = Vec::new();
+        let mut used = 0;
+        for a in args {
+            if generics.len() >= need {
+                break;
+            }
+            match a {
+                Term::Type(s, e, n, _) => {
+                    for x in [s, e, n] {
+                        generics.push(x.eval(self.env)?);
+                    }
+                }
+                Term::Int(e, _) => generics.push(e.eval(self.env)?),
+                Term::Var(v, _) if self.numeric.contains(v) => generics.push(IntExpr::Var(v.clone()).eval(self.env)?),
+                _ => break,
+            }
+            used += 1;
+        }
+        if generics.len() != need {
+            return Err(format!("`{name}` needs {need} generic parameter(s) <{}> before its operands, given {}", g.generics.join(", "), generics.len()));
+        }
+        let (i, s) = self.libs.halide.instantiate(name, &generics).map_err(|d| d.message)?;
+        Ok((s, i.params.iter().map(|p| p.ty).collect(), used))
+    }
+
+    /// Records the widths of vector inputs; returns the term's width.
+    fn infer(&mut self, t: &Term, want: Option<u32>) -> Result<u32, String> {
+        match t {
+            Term::Var(v, _) if !self.numeric.contains(v) => {
+                if let Some((_, w)) = self.vars.iter().find(|(n, _)| n == v) {
+                    return Ok(*w);
+                }
+                let w = want.ok_or_else(|| format!("cannot tell the width of ?{v}"))?;
+                self.vars.push((v.clone(), w));
+                Ok(w)
+            }
+            Term::Var(..) | Term::Int(..) => want.ok_or_else(|| "a constant needs a position that gives it a width".to_string()),
+            Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
+            Term::X86(name, args, _) | Term::Op(name, args, _) => {
+                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::X86(..)))?;
+                let operands = &args[skip..];
+                if operands.len() != tys.len() {
+                    return Err(format!("`{name}` takes {} operand(s), given {}", tys.len(), operands.len()));
+                }
+                for (a, ty) in operands.iter().zip(&tys) {
+                    let w = self.infer(a, Some(ty.width()))?;
+                    if w != ty.width() {
+                        return Err(format!("an operand of `{name}` must be {} bits, given {w}", ty.width()));
+                    }
+                }
+                Ok(sem.result_width)
+            }
+        }
+    }
+
+    fn build(&self, t: &Term, dag: &mut Dag, want: u32) -> Result<NodeId, String> {
+        match t {
+            Term::Var(v, _) if !self.numeric.contains(v) => {
+                let i = self.vars.iter().position(|(n, _)| n == v).expect("inferred");
+                Ok(dag.operand(i as u16))
+            }
+            Term::Var(v, _) => self.constant(dag, IntExpr::Var(v.clone()).eval(self.env)?, want),
+            Term::Int(e, _) => self.constant(dag, e.eval(self.env)?, want),
+            Term::Type(..) => Err("misplaced type".into()),
+            Term::X86(name, args, _) | Term::Op(name, args, _) => {
+                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::X86(..)))?;
+                let ids = args[skip..].iter().zip(&tys).map(|(a, ty)| self.build(a, dag, ty.width())).collect::<Result<Vec<_>, _>>()?;
+                dag.inline(&sem, &ids).map_err(|e| format!("`{name}`: {e}"))
+            }
+        }
+    }
+
+    fn constant(&self, dag: &mut Dag, v: i128, w: u32) -> Result<NodeId, String> {
+        let fits = w >= 127 || (v >= -(1i128 << (w - 1)) && v < (1i128 << w));
+        if !fits {
+            return Err(format!("constant {v} does not fit in {w} bits"));
+        }
+        Ok(dag.constant(BitVec::from_i128(w, v)))
+    }
+}
+
+fn side(widths: &[u32], b: &Builder, t: &Term, w: u32) -> Result<Semantics, String> {
+    let mut dag = Dag::new(widths.to_vec());
+    let root = b.build(t, &mut dag, w)?;
+    let (dag, roots) = dag.compact(&[root]);
+    Ok(Semantics { dag, lanes: vec![Lane { lo: 0, width: w, root: roots[0] }], result_width: w })
+}
+
+/// Both sides of one instantiation, over the same vector inputs.
+pub struct Sides {
+    pub vars: Vec<(String, u32)>,
+    pub lhs: Semantics,
+    pub rhs: Semantics,
+}
+
+pub fn build_sides(libs: &Libraries, rule: &Rule, env: &Assignment) -> Result<Sides, String> {
+    let mut b = Builder { libs, env, numeric: rule.numeric_vars(), vars: Vec::new() };
+    let wl = b.infer(&rule.lhs, None)?;
+    let wr = b.infer(&rule.rhs, Some(wl))?;
+    if wl != wr {
+        return Err(format!("the left side is {wl} bits wide and the right side {wr}"));
+    }
+    let widths: Vec<u32> = b.vars.iter().map(|(_, w)| *w).collect();
+    let lhs = side(&widths, &b, &rule.lhs, wl)?;
+    let rhs = side(&widths, &b, &rule.rhs, wl)?;
+    Ok(Sides { vars: b.vars, lhs, rhs })
+}
+
+/// `bw=16,vsize=256,n=16`: element width first, then vector width, then
+/// the rest in order of appearance.
+pub fn describe_env(env: &Assignment) -> String {
+    if env.is_empty() {
+        return "-".into();
+    }
+    let rank = |v: &str| if v.starts_with("bw") { 0 } else if v.starts_with("vsize") { 1 } else { 2 };
+    let mut e: Vec<&(String, i128)> = env.iter().collect();
+    e.sort_by_key(|(v, _)| rank(v));
+    e.iter().map(|(v, x)| format!("{v}={x}")).collect::<Vec<_>>().join(",")
+}
+
+fn counterexample(sides: &Sides, ops: &[BitVec]) -> String {
+    let inputs: Vec<String> = sides.vars.iter().zip(ops).map(|((n, _), v)| format!("?{n}={v}")).collect();
+    let l = sides.lhs.eval(ops).map(|v| v.to_hex()).unwrap_or_else(|e| e.to_string());
+    let r = sides.rhs.eval(ops).map(|v| v.to_hex()).unwrap_or_else(|e| e.to_string());
+    format!("{} lhs={l} rhs={r}", inputs.join(" "))
+}
+
+/// A stable key for the verdict cache: the full meaning of both sides.
+pub fn cache_key(sides: &Sides, cfg: &AuditConfig) -> String {
+    let names: Vec<String> = sides.vars.iter().map(|(n, _)| format!("?{n}")).collect();
+    let render = |s: &Semantics| s.dag.render(s.lanes[0].root, &names);
+    let text = format!("{}\n=\n{}\n{} {} {}", render(&sides.lhs), render(&sides.rhs), cfg.timeout_ms, cfg.quickcheck_cases, cfg.seed);
+    let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+}
+
+/// Checks one instantiation. Quickcheck runs first: a difference it finds
+/// is a counterexample at once (Z3 can take long to find one through wide
+/// multiplies), and Z3's own encoding is evaluated at that input to catch
+/// encoder bugs. Otherwise Z3 decides, and its counterexamples are
+/// confirmed on the evaluator.
+pub fn check_instance(rule: &Rule, env: &Assignment, sides: &Sides, cfg: &AuditConfig) -> InstanceResult {
+    let mut r = InstanceResult {
+        rule: rule.name.clone(),
+        instantiation: describe_env(env),
+        verdict: Verdict::Unknown,
+        solver_ms: 0.0,
+        quickcheck_cases: 0,
+        counterexample: String::new(),
+        cached: false,
+    };
+    let types: Vec<Ty> = sides.vars.iter().map(|(_, w)| Ty::Bv(*w)).collect();
+    let case_gen = CaseGen::from_types(types);
+    let mut g = Gen::from_size_and_seed(64, cfg.seed ^ cache_key(sides, cfg).len() as u64);
+    let mut differing: Option<Vec<BitVec>> = None;
+    for k in 0..cfg.quickcheck_cases {
+        let c = case_gen.case(&mut g);
+        r.quickcheck_cases = k + 1;
+        if sides.lhs.eval(&c).ok() != sides.rhs.eval(&c).ok() {
+            differing = Some(c);
+            break;
+        }
+    }
+    if let Some(c) = differing {
+        let t = Instant::now();
+        let agree = |s: &Semantics| crate::smt::evaluate(s, &c) == s.eval(&c).ok();
+        let consistent = agree(&sides.lhs) && agree(&sides.rhs);
+        r.solver_ms = t.elapsed().as_secs_f64() * 1e3;
+        r.verdict = if consistent { Verdict::Refuted } else { Verdict::EncoderMismatch };
+        r.counterexample = if consistent { counterexample(sides, &c) } else { format!("Z3's encoding disagrees with the evaluator at: {}", counterexample(sides, &c)) };
+        return r;
+    }
+    let t = Instant::now();
+    let z3 = prove_equivalent(&sides.lhs, &sides.rhs, cfg.timeout_ms);
+    r.solver_ms = t.elapsed().as_secs_f64() * 1e3;
+    match (z3, differing) {
+        (Equivalence::Proved, None) => r.verdict = Verdict::Proved,
+        (Equivalence::Proved, Some(c)) => {
+            r.verdict = Verdict::EncoderMismatch;
+            r.counterexample = format!("Z3 proved it, the evaluator differs: {}", counterexample(sides, &c));
+        }
+        (Equivalence::Differ(ops), _) => {
+            let confirmed = sides.lhs.eval(&ops).ok() != sides.rhs.eval(&ops).ok();
+            r.verdict = if confirmed { Verdict::Refuted } else { Verdict::EncoderMismatch };
+            r.counterexample = if confirmed { counterexample(sides, &ops) } else { format!("Z3's counterexample does not differ on the evaluator: {}", counterexample(sides, &ops)) };
+        }
+        (Equivalence::Unknown(why), Some(c)) => {
+            r.verdict = Verdict::Refuted;
+            r.counterexample = format!("{} (found by quickcheck; Z3: {why})", counterexample(sides, &c));
+        }
+        (Equivalence::Unknown(why), None) => {
+            r.verdict = Verdict::Unknown;
+            r.counterexample = format!("Z3: {why}");
+        }
+    }
+    r
+}
+
+/// Verdicts for a whole file's rules, per instantiation, in rule order.
+pub fn summarize(results: &[InstanceResult]) -> BTreeMap<Verdict, usize> {
+    let mut m = BTreeMap::new();
+    for r in results {
+        *m.entry(r.verdict).or_default() += 1;
+    }
+    m
+}
+
+/// Verdicts keyed by `cache_key`, kept in one tab-separated file so that a
+/// re-run of an unchanged ruleset is instant. Written whole via a
+/// temporary file and a rename.
+#[derive(Default)]
+pub struct VerdictCache {
+    path: Option<std::path::PathBuf>,
+    map: std::collections::HashMap<String, (Verdict, f64, usize, String)>,
+    dirty: bool,
+}
+
+impl VerdictCache {
+    pub fn load(path: &std::path::Path) -> VerdictCache {
+        let mut c = VerdictCache { path: Some(path.to_path_buf()), ..Default::default() };
+        if let Ok(text) = std::fs::read_to_string(path) {
+            for line in text.lines() {
+                let f: Vec<&str> = line.splitn(5, '\t').collect();
+                if let [k, v, ms, n, cx] = f[..]
+                    && let (Some(v), Ok(ms), Ok(n)) = (Verdict::parse(v), ms.parse(), n.parse())
+                {
+                    c.map.insert(k.to_string(), (v, ms, n, cx.to_string()));
+                }
+            }
+        }
+        c
+    }
+
+    pub fn get(&self, key: &str) -> Option<&(Verdict, f64, usize, String)> {
+        self.map.get(key)
+    }
+
+    /// Only settled verdicts are cached; unknowns are retried next time.
+    pub fn put(&mut self, key: String, r: &InstanceResult) {
+        if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) {
+            self.map.insert(key, (r.verdict, r.solver_ms, r.quickcheck_cases, r.counterexample.replace(['\t', '\n'], " ")));
+            self.dirty = true;
+        }
+    }
+
+    pub fn save(&self) -> std::io::Result<()> {
+        let Some(path) = &self.path else { return Ok(()) };
+        if !self.dirty {
+            return Ok(());
+        }
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let mut keys: Vec<&String> = self.map.keys().collect();
+        keys.sort();
+        let mut out = String::new();
+        for k in keys {
+            let (v, ms, n, cx) = &self.map[k];
+            out.push_str(&format!("{k}\t{}\t{ms:.3}\t{n}\t{cx}\n", v.label()));
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, out)?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// One unit of work: a rule and one assignment of its numeric variables.
+pub struct Job<'r> {
+    pub rule: &'r Rule,
+    pub env: Option<Assignment>,
+}
+
+/// Expands rules into jobs; a rule with no satisfying assignment becomes
+/// one `inapplicable` job (env `None`).
+pub fn plan<'r>(rules: &'r [Rule], cfg: &AuditConfig) -> Result<Vec<Job<'r>>, (String, String)> {
+    let mut jobs = Vec::new();
+    for r in rules {
+        let envs = instantiations(r, cfg).map_err(|e| (r.name.clone(), format!("{}:{}:{}: error: rule {:?}: {e}", r.file, r.span.line, r.span.col, r.name)))?;
+        if envs.is_empty() {
+            jobs.push(Job { rule: r, env: None });
+        }
+        jobs.extend(envs.into_iter().map(|e| Job { rule: r, env: Some(e) }));
+    }
+    Ok(jobs)
+}
+
+/// Runs one job, consulting and filling the cache.
+pub fn run_job(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &std::sync::Mutex<VerdictCache>) -> InstanceResult {
+    let rule = job.rule;
+    let Some(env) = &job.env else {
+        return InstanceResult {
+            rule: rule.name.clone(),
+            instantiation: "-".into(),
+            verdict: Verdict::Inapplicable,
+            solver_ms: 0.0,
+            quickcheck_cases: 0,
+            counterexample: "no assignment satisfies the side conditions".into(),
+            cached: false,
+        };
+    };
+    let sides = match build_sides(libs, rule, env) {
+        Ok(s) => s,
+        Err(e) => {
+            return InstanceResult {
+                rule: rule.name.clone(),
+                instantiation: describe_env(env),
+                verdict: Verdict::Refuted,
+                solver_ms: 0.0,
+                quickcheck_cases: 0,
+                counterexample: format!("does not type-check here: {e}"),
+                cached: false,
+            };
+        }
+    };
+    let key = cache_key(&sides, cfg);
+    if let Some((v, ms, n, cx)) = cache.lock().expect("cache").get(&key).cloned() {
+        return InstanceResult { rule: rule.name.clone(), instantiation: describe_env(env), verdict: v, solver_ms: ms, quickcheck_cases: n, counterexample: cx, cached: true };
+    }
+    let r = check_instance(rule, env, &sides, cfg);
+    cache.lock().expect("cache").put(key, &r);
+    r
+}

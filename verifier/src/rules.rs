@@ -1,0 +1,445 @@
+//! Rule files: the egglog subset misaal reads and audits.
+//!
+//! ```text
+//! ; a comment
+//! (rewrite LHS RHS :name "x86.avg-u8" [:when (COND ...)] [:ruleset NAME])
+//! (birewrite LHS RHS :name "...")
+//! (ruleset x86)                       ; declarations are accepted and ignored
+//!
+//! TERM := ?a                          ; a vector input
+//!       | INT                         ; a constant operand, as wide as its position
+//!       | (x86 NAME TERM...)          ; a target instruction; NAME may be a
+//!                                     ; "template" with {var} and {mm} (mm, mm256, mm512 by ?vsize)
+//!       | (OP GENERIC... TERM...)     ; a Halide op; its generic parameters come first:
+//!                                     ; a type (i E N) or (u E N) fills <S, E, N>,
+//!                                     ; then integers fill the rest
+//! INT  := 12 | ?bw | (+ INT INT) | (- ..) | (* ..) | (/ ..) | (% ..)
+//! COND := (= ?x INT) | (in ?x 8 16 ..) | (range ?x LO HI) | (< INT INT) | (<= ..) | (> ..) | (>= ..) | (!= ..)
+//! ```
+//!
+//! A `?name` is numeric when it appears where an integer is expected or in a
+//! condition; otherwise it is a vector input. Numeric variables without a
+//! domain take a default by name: `?bw*` element widths 8..64, `?vsize*`
+//! vector widths 128..512, `?sign*` 0 or 1.
+
+use misaal_isa::{Diagnostic, Diagnostics, diag::Span};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sexp {
+    Atom(String, Span),
+    Str(String, Span),
+    List(Vec<Sexp>, Span),
+}
+
+impl Sexp {
+    pub fn span(&self) -> Span {
+        match self {
+            Sexp::Atom(_, s) | Sexp::Str(_, s) | Sexp::List(_, s) => *s,
+        }
+    }
+    fn describe(&self) -> String {
+        match self {
+            Sexp::Atom(a, _) => format!("`{a}`"),
+            Sexp::Str(s, _) => format!("string {s:?}"),
+            Sexp::List(..) => "a list".into(),
+        }
+    }
+}
+
+pub fn parse_sexps(file: &str, src: &str) -> Result<Vec<Sexp>, Diagnostic> {
+    let chars: Vec<char> = src.chars().collect();
+    let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
+    let mut stack: Vec<(Vec<Sexp>, Span)> = vec![(Vec::new(), Span { line: 1, col: 1 })];
+    while i < chars.len() {
+        let c = chars[i];
+        let span = Span { line, col };
+        match c {
+            '\n' => {
+                line += 1;
+                col = 1;
+                i += 1;
+                continue;
+            }
+            ';' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            c if c.is_whitespace() => {}
+            '(' => stack.push((Vec::new(), span)),
+            ')' => {
+                if stack.len() == 1 {
+                    return Err(Diagnostic::new(file, span, "unbalanced `)`: no list is open"));
+                }
+                let (items, s) = stack.pop().expect("open list");
+                stack.last_mut().expect("outer").0.push(Sexp::List(items, s));
+            }
+            '"' => {
+                let mut j = i + 1;
+                while j < chars.len() && chars[j] != '"' && chars[j] != '\n' {
+                    j += 1;
+                }
+                if j >= chars.len() || chars[j] != '"' {
+                    return Err(Diagnostic::new(file, span, "unterminated string; expected a closing `\"` on the same line"));
+                }
+                let s: String = chars[i + 1..j].iter().collect();
+                stack.last_mut().expect("outer").0.push(Sexp::Str(s, span));
+                col += (j - i) as u32;
+                i = j;
+            }
+            _ => {
+                let mut j = i;
+                while j < chars.len() && !chars[j].is_whitespace() && !matches!(chars[j], '(' | ')' | ';' | '"') {
+                    j += 1;
+                }
+                let a: String = chars[i..j].iter().collect();
+                stack.last_mut().expect("outer").0.push(Sexp::Atom(a, span));
+                col += (j - i - 1) as u32;
+                i = j - 1;
+            }
+        }
+        i += 1;
+        col += 1;
+    }
+    if stack.len() > 1 {
+        let open = stack.last().expect("open").1;
+        return Err(Diagnostic::new(file, Span { line, col }, format!("unbalanced `(`: the list opened at {}:{} is never closed", open.line, open.col)));
+    }
+    Ok(stack.pop().expect("top").0)
+}
+
+/// An integer expression over numeric variables.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntExpr {
+    Lit(i128),
+    Var(String),
+    Op(char, Box<IntExpr>, Box<IntExpr>),
+}
+
+impl IntExpr {
+    pub fn eval(&self, env: &[(String, i128)]) -> Result<i128, String> {
+        Ok(match self {
+            IntExpr::Lit(n) => *n,
+            IntExpr::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
+            IntExpr::Op(op, a, b) => {
+                let (x, y) = (a.eval(env)?, b.eval(env)?);
+                match op {
+                    '+' => x + y,
+                    '-' => x - y,
+                    '*' => x * y,
+                    '/' if y != 0 => x / y,
+                    '%' if y != 0 => x % y,
+                    _ => return Err(format!("division by zero in ({op} {x} {y})")),
+                }
+            }
+        })
+    }
+    fn vars(&self, out: &mut Vec<String>) {
+        match self {
+            IntExpr::Var(v) => {
+                if !out.contains(v) {
+                    out.push(v.clone())
+                }
+            }
+            IntExpr::Op(_, a, b) => {
+                a.vars(out);
+                b.vars(out);
+            }
+            IntExpr::Lit(_) => {}
+        }
+    }
+}
+
+/// A rule term before numeric instantiation. Generic arguments and
+/// operands are told apart when the op's signature is known.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Var(String, Span),
+    Int(IntExpr, Span),
+    /// `(i E N)` / `(u E N)`: fills <S, E, N>.
+    Type(IntExpr, IntExpr, IntExpr, Span),
+    X86(String, Vec<Term>, Span),
+    Op(String, Vec<Term>, Span),
+}
+
+impl Term {
+    pub fn span(&self) -> Span {
+        match self {
+            Term::Var(_, s) | Term::Int(_, s) | Term::Type(.., s) | Term::X86(_, _, s) | Term::Op(_, _, s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    Define(String, IntExpr),
+    In(String, Vec<i128>),
+    Cmp(String, IntExpr, IntExpr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub name: String,
+    pub lhs: Term,
+    pub rhs: Term,
+    pub bidirectional: bool,
+    pub conds: Vec<Cond>,
+    pub span: Span,
+    pub file: String,
+}
+
+impl Rule {
+    /// Numeric variables (in conditions or integer positions), in order of appearance.
+    pub fn numeric_vars(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.conds {
+            match c {
+                Cond::Define(v, e) => {
+                    if !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                    e.vars(&mut out);
+                }
+                Cond::In(v, _) => {
+                    if !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                }
+                Cond::Cmp(_, a, b) => {
+                    a.vars(&mut out);
+                    b.vars(&mut out);
+                }
+            }
+        }
+        fn walk(t: &Term, out: &mut Vec<String>) {
+            match t {
+                Term::Int(e, _) => e.vars(out),
+                Term::Type(a, b, c, _) => {
+                    a.vars(out);
+                    b.vars(out);
+                    c.vars(out);
+                }
+                Term::X86(name, args, _) => {
+                    for part in name.split('{').skip(1) {
+                        if let Some((v, _)) = part.split_once('}')
+                            && v != "mm"
+                            && !out.iter().any(|o| o == v)
+                        {
+                            out.push(v.to_string());
+                        }
+                    }
+                    args.iter().for_each(|a| walk(a, out));
+                }
+                Term::Op(_, args, _) => args.iter().for_each(|a| walk(a, out)),
+                Term::Var(..) => {}
+            }
+        }
+        walk(&self.lhs, &mut out);
+        walk(&self.rhs, &mut out);
+        out
+    }
+}
+
+struct P<'a> {
+    file: &'a str,
+    /// Names used in integer positions or conditions (numeric variables).
+    numeric: Vec<String>,
+}
+
+impl P<'_> {
+    fn err<T>(&self, span: Span, msg: impl Into<String>) -> Result<T, Diagnostic> {
+        Err(Diagnostic::new(self.file, span, msg))
+    }
+
+    fn int(&mut self, s: &Sexp) -> Result<IntExpr, Diagnostic> {
+        match s {
+            Sexp::Atom(a, span) => {
+                if let Some(v) = a.strip_prefix('?') {
+                    if !self.numeric.iter().any(|n| n == v) {
+                        self.numeric.push(v.to_string());
+                    }
+                    return Ok(IntExpr::Var(v.to_string()));
+                }
+                a.parse::<i128>().map(IntExpr::Lit).or_else(|_| self.err(*span, format!("expected an integer or ?var, found `{a}`")))
+            }
+            Sexp::List(items, span) => {
+                let op = match items.first() {
+                    Some(Sexp::Atom(o, _)) if ["+", "-", "*", "/", "%"].contains(&o.as_str()) => o.chars().next().expect("op"),
+                    _ => return self.err(*span, "expected an integer expression: (+ a b), (- a b), (* a b), (/ a b) or (% a b)"),
+                };
+                if items.len() != 3 {
+                    return self.err(*span, format!("`{op}` takes 2 operands, found {}", items.len() - 1));
+                }
+                Ok(IntExpr::Op(op, Box::new(self.int(&items[1])?), Box::new(self.int(&items[2])?)))
+            }
+            Sexp::Str(_, span) => self.err(*span, "expected an integer, found a string"),
+        }
+    }
+
+    fn term(&mut self, s: &Sexp) -> Result<Term, Diagnostic> {
+        match s {
+            Sexp::Atom(a, span) => {
+                if let Some(v) = a.strip_prefix('?') {
+                    if v.is_empty() {
+                        return self.err(*span, "`?` needs a name");
+                    }
+                    return Ok(Term::Var(v.to_string(), *span));
+                }
+                match a.parse::<i128>() {
+                    Ok(n) => Ok(Term::Int(IntExpr::Lit(n), *span)),
+                    Err(_) => self.err(*span, format!("expected a term (?var, integer or (op ...)), found `{a}`")),
+                }
+            }
+            Sexp::Str(_, span) => self.err(*span, "a string is only allowed as an x86 instruction name"),
+            Sexp::List(items, span) => {
+                let Some(Sexp::Atom(head, _)) = items.first() else {
+                    return self.err(*span, "expected an operator name at the start of a list");
+                };
+                match head.as_str() {
+                    "i" | "u" => {
+                        if items.len() != 3 {
+                            return self.err(*span, format!("a type is ({head} BITS LANES)"));
+                        }
+                        let s = IntExpr::Lit((head == "i") as i128);
+                        Ok(Term::Type(s, self.int(&items[1])?, self.int(&items[2])?, *span))
+                    }
+                    "+" | "-" | "*" | "/" | "%" => Ok(Term::Int(self.int(s)?, *span)),
+                    "x86" => {
+                        let name = match items.get(1) {
+                            Some(Sexp::Atom(n, _)) | Some(Sexp::Str(n, _)) => n.clone(),
+                            _ => return self.err(*span, "expected (x86 INTRINSIC operands...)"),
+                        };
+                        let args = items[2..].iter().map(|a| self.term(a)).collect::<Result<_, _>>()?;
+                        Ok(Term::X86(name, args, *span))
+                    }
+                    op => {
+                        let args = items[1..].iter().map(|a| self.term(a)).collect::<Result<_, _>>()?;
+                        Ok(Term::Op(op.to_string(), args, *span))
+                    }
+                }
+            }
+        }
+    }
+
+    fn cond(&mut self, s: &Sexp) -> Result<Cond, Diagnostic> {
+        let Sexp::List(items, span) = s else { return self.err(s.span(), format!("expected a condition list, found {}", s.describe())) };
+        let Some(Sexp::Atom(head, _)) = items.first() else { return self.err(*span, "expected a condition such as (= ?n (/ ?vsize ?bw))") };
+        let var = |p: &mut Self, i: usize| -> Result<String, Diagnostic> {
+            match items.get(i) {
+                Some(Sexp::Atom(a, _)) if a.starts_with('?') => {
+                    let v = a[1..].to_string();
+                    if !p.numeric.contains(&v) {
+                        p.numeric.push(v.clone());
+                    }
+                    Ok(v)
+                }
+                Some(other) => p.err(other.span(), format!("expected a ?var, found {}", other.describe())),
+                None => p.err(*span, format!("`{head}` needs a ?var")),
+            }
+        };
+        match head.as_str() {
+            "in" => {
+                let v = var(self, 1)?;
+                let vals = items[2..].iter().map(|x| self.int(x).and_then(|e| e.eval(&[]).or_else(|m| self.err(x.span(), m)))).collect::<Result<Vec<_>, _>>()?;
+                if vals.is_empty() {
+                    return self.err(*span, "`in` needs at least one value");
+                }
+                Ok(Cond::In(v, vals))
+            }
+            "range" => {
+                let v = var(self, 1)?;
+                if items.len() != 4 {
+                    return self.err(*span, "expected (range ?x LO HI)");
+                }
+                let lo = self.int(&items[2])?.eval(&[]).or_else(|m| self.err(items[2].span(), m))?;
+                let hi = self.int(&items[3])?.eval(&[]).or_else(|m| self.err(items[3].span(), m))?;
+                if hi < lo || hi - lo > 4096 {
+                    return self.err(*span, "a range needs LO <= HI and at most 4096 values");
+                }
+                Ok(Cond::In(v, (lo..=hi).collect()))
+            }
+            "=" if matches!(items.get(1), Some(Sexp::Atom(a, _)) if a.starts_with('?')) && items.len() == 3 => {
+                let v = var(self, 1)?;
+                Ok(Cond::Define(v, self.int(&items[2])?))
+            }
+            "=" | "!=" | "<" | "<=" | ">" | ">=" => {
+                if items.len() != 3 {
+                    return self.err(*span, format!("`{head}` takes 2 operands"));
+                }
+                Ok(Cond::Cmp(head.clone(), self.int(&items[1])?, self.int(&items[2])?))
+            }
+            other => self.err(*span, format!("unknown condition `{other}`; expected =, !=, <, <=, >, >=, in or range")),
+        }
+    }
+}
+
+/// Parses every rule of a file.
+pub fn parse_rules(file: &str, src: &str) -> Result<Vec<Rule>, Diagnostics> {
+    let items = parse_sexps(file, src)?;
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut errors = Vec::new();
+    for item in &items {
+        match parse_rule(file, item) {
+            Ok(Some(r)) => {
+                if let Some(prev) = rules.iter().find(|p| p.name == r.name) {
+                    errors.push(Diagnostic::new(file, r.span, format!("duplicate rule name {:?} (first at {}:{})", r.name, prev.span.line, prev.span.col)));
+                } else {
+                    rules.push(r);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() { Ok(rules) } else { Err(Diagnostics(errors)) }
+}
+
+fn parse_rule(file: &str, item: &Sexp) -> Result<Option<Rule>, Diagnostic> {
+    let mut p = P { file, numeric: Vec::new() };
+    let Sexp::List(items, span) = item else { return p.err(item.span(), format!("expected (rewrite ...) or (birewrite ...), found {}", item.describe())) };
+    let head = match items.first() {
+        Some(Sexp::Atom(h, _)) => h.as_str(),
+        _ => return p.err(*span, "expected (rewrite ...) or (birewrite ...)"),
+    };
+    let bidirectional = match head {
+        "rewrite" => false,
+        "birewrite" => true,
+        "ruleset" | "datatype" | "sort" | "function" | "constructor" | "relation" => return Ok(None),
+        other => return p.err(*span, format!("expected (rewrite ...) or (birewrite ...), found `({other} ...)`")),
+    };
+    if items.len() < 3 {
+        return p.err(*span, format!("`{head}` needs a left-hand side and a right-hand side"));
+    }
+    let lhs = p.term(&items[1])?;
+    let rhs = p.term(&items[2])?;
+    let mut name = None;
+    let mut conds = Vec::new();
+    let mut k = 3;
+    while k < items.len() {
+        let key = match &items[k] {
+            Sexp::Atom(a, _) if a.starts_with(':') => a.as_str(),
+            other => return p.err(other.span(), format!("expected :name, :when or :ruleset, found {}", other.describe())),
+        };
+        let Some(val) = items.get(k + 1) else { return p.err(items[k].span(), format!("`{key}` needs a value")) };
+        match key {
+            ":name" => match val {
+                Sexp::Str(s, _) | Sexp::Atom(s, _) => name = Some(s.clone()),
+                other => return p.err(other.span(), "expected a rule name string after :name"),
+            },
+            ":when" => match val {
+                Sexp::List(cs, _) => {
+                    for c in cs {
+                        conds.push(p.cond(c)?);
+                    }
+                }
+                other => return p.err(other.span(), "expected a list of conditions after :when"),
+            },
+            ":ruleset" => {}
+            other => return p.err(items[k].span(), format!("unknown option `{other}`; expected :name, :when or :ruleset")),
+        }
+        k += 2;
+    }
+    let Some(name) = name else { return p.err(*span, "every rule needs :name \"...\"") };
+    Ok(Some(Rule { name, lhs, rhs, bidirectional, conds, span: *span, file: file.to_string() }))
+}
