@@ -164,8 +164,10 @@ fn main() -> ExitCode {
     match r {
         Ok(code) => code,
         Err(e) => {
+            // 2 for unusable input (a malformed file, a bad argument), so it
+            // is never mistaken for 1, "something failed a check".
             eprintln!("{e}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
 }

@@ -86,3 +86,37 @@ fn classes_writes_both_csvs_and_shows_a_class() {
     assert!(!ok && err.contains("no class or instruction"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn verify_reports_refutations_with_counterexamples_and_exit_code_1() {
+    let dir = std::env::temp_dir().join(format!("misaal-cli-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("v.csv");
+    let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/broken-rules/packus-lane-order.egg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&dir)
+        .args(["verify", "--rules", rules, "--out", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("refuted                1") || stdout.contains("refuted  ") , "{stdout}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("rule,instantiation,verdict,solver_ms,quickcheck_cases,counterexample\n"), "{text}");
+    assert!(text.contains("packus-256-no-permute,-,refuted,") && text.contains("?a=0x") && text.contains("lhs=0x"), "{text}");
+
+    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/good-rules/14-slice-concat-add.egg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", good, "--out", csv.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("2 rules, 24 instantiations") && stdout.contains("proved                24"), "{stdout}");
+    // A second run is answered from the verdict cache.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", good, "--out", csv.to_str().unwrap()]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(24 from cache)"));
+
+    std::fs::write(dir.join("bad.egg"), "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"x\"").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", "bad.egg"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.egg:2:37: error: unbalanced `(`"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -305,7 +305,7 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equiva
     // For each slice width, the distinct cones to prove.
     let mut best: Option<(u64, Vec<(Semantics, Semantics)>)> = None;
     for chunk in [64u32, 32, 16, 8] {
-        if chunk >= w || w % chunk != 0 {
+        if chunk >= w || !w.is_multiple_of(chunk) {
             continue;
         }
         let mut seen = std::collections::HashSet::new();
