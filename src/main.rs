@@ -150,6 +150,13 @@ fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
 }
 
 fn main() -> ExitCode {
+    // Exit quietly when the reader goes away (`misaal ... | head`), as Unix
+    // tools do, instead of panicking on a failed print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Isa(IsaCmd::List { spec, feature, family }) => list(&spec, feature, family),
