@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Generate misaal's benchmark artifacts from the Halide generators in kernels/.
+
+Needs Halide 21's Python bindings, one pip command:
+
+    pip install halide==21.0.0 numpy
+
+Usage (from anywhere; paths are relative to this file):
+
+    python3 benchmarks/generate.py                  # all 33 kernels
+    python3 benchmarks/generate.py sobel3x3 add     # only these (manifest entries of the others are kept)
+    python3 benchmarks/generate.py --list           # kernel names, one a line
+
+For every kernel <name> (kernels/<name>.py, whose build() returns the output
+Func, its arguments and their benchmark sizes; see kernels/_common.py) it
+writes
+
+    stmt/<name>.stmt             Halide's lowered Stmt, text (committed)
+    build/halide/<name>.o        object code, function <name>   (not committed)
+    build/halide/<name>.h        its C header                   (not committed)
+
+and updates manifest.json (committed): for each kernel the function name and
+its arguments in call order with their types and benchmark extents (see
+README.md). It also writes build/halide/runtime.o, one standalone Halide
+runtime to link the objects against.
+
+Each kernel is compiled in its own Python process: Halide names temporaries
+from process-wide counters, so this keeps every .stmt byte-identical however
+many kernels are generated together. Rerunning changes nothing.
+"""
+
+import argparse
+import concurrent.futures
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL_DIR = os.path.join(HERE, "kernels")
+STMT_DIR = os.path.join(HERE, "stmt")
+BUILD_DIR = os.path.join(HERE, "build", "halide")
+MANIFEST = os.path.join(HERE, "manifest.json")
+
+HALIDE_VERSION = "21.0.0"
+
+# Halide's "avx512" feature alone is AVX512F+CD: without BW it has no 512-bit
+# byte or word instructions, its natural vector is 256 bits and LLVM splits
+# 64-lane uint8 code into ymm halves. "avx512_skylake" adds BW, DQ and VL,
+# the AVX-512 every AVX-512 server has.
+TARGET = "x86-64-linux-avx512_skylake-no_runtime"
+RUNTIME_TARGET = "x86-64-linux-avx512_skylake"
+
+KERNELS = [
+    # image
+    "sobel3x3", "sobel5x5",
+    "dilate3x3", "dilate5x5", "dilate7x7",
+    "blur3x3", "blur5x5", "blur7x7",
+    "median3x3",
+    "gaussian3x3", "gaussian5x5", "gaussian7x7",
+    # NN and arithmetic
+    "l2norm", "conv_nn", "conv3x3a16", "depthwise_conv",
+    "average_pool", "max_pool", "fully_connected", "add", "mul", "softmax",
+    # matmul
+    "matmul_b1", "matmul_b2", "matmul_b4",
+    # fused
+    "average_pool_add", "max_pool_add",
+    "matmul_bias", "matmul_bias_relu", "matmul_bias_gelu", "matmul_bias_add",
+    "matmul_bias_relu_matmul", "matmul_bias_gelu_matmul",
+]
+
+
+def type_name(t):
+    if t.is_uint():
+        return "uint%d" % t.bits()
+    if t.is_int():
+        return "int%d" % t.bits()
+    raise ValueError("benchmark kernels are integer only, got %s" % t)
+
+
+def compile_one(name):
+    """Compiles kernel `name` (in this process) and returns its manifest entry."""
+    import halide as hl
+
+    sys.dont_write_bytecode = True  # no __pycache__ in kernels/
+    sys.path.insert(0, KERNEL_DIR)
+    kernel = importlib.import_module(name).build()
+    out, inputs = kernel["output"], kernel["inputs"]
+    sizes, values = kernel["sizes"], kernel["values"]
+    mins = kernel.get("mins", {})
+    target = hl.Target(TARGET)
+
+    out.compile_to_lowered_stmt(os.path.join(STMT_DIR, name + ".stmt"), inputs,
+                                hl.StmtOutputFormat.Text, target)
+    out.compile_to({hl.OutputFileType.object: os.path.join(BUILD_DIR, name + ".o"),
+                    hl.OutputFileType.c_header: os.path.join(BUILD_DIR, name + ".h")},
+                   inputs, name, target)
+
+    args = []
+    for p in inputs:
+        if isinstance(p, hl.ImageParam):
+            a = {"name": p.name(), "kind": "buffer", "type": type_name(p.type()),
+                 "dims": sizes[p.name()], "output": False}
+        else:
+            a = {"name": p.name(), "kind": "scalar", "type": type_name(p.type()),
+                 "value": values[p.name()], "output": False}
+        if any(mins.get(p.name(), [])):
+            a["min"] = mins[p.name()]
+        args.append(a)
+    o = {"name": out.name(), "kind": "buffer", "type": type_name(out.type()),
+         "dims": sizes[out.name()], "output": True}
+    if any(mins.get(out.name(), [])):
+        o["min"] = mins[out.name()]
+    args.append(o)
+    return {"function": name, "args": args}
+
+
+def run_worker(name):
+    """Runs `generate.py --worker name` and returns (name, entry, seconds)."""
+    t0 = time.time()
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed:\n%s%s" % (name, r.stdout, r.stderr))
+    return name, json.loads(r.stdout.strip().splitlines()[-1]), time.time() - t0
+
+
+def format_manifest(m):
+    """JSON with one line per argument, so diffs stay readable."""
+    kernels = list(m["kernels"].items())
+    lines = ["{",
+             '  "halide": %s,' % json.dumps(m["halide"]),
+             '  "target": %s,' % json.dumps(m["target"]),
+             '  "kernels": {']
+    for i, (name, entry) in enumerate(kernels):
+        lines.append("    %s: {" % json.dumps(name))
+        lines.append('      "function": %s,' % json.dumps(entry["function"]))
+        lines.append('      "args": [')
+        for j, a in enumerate(entry["args"]):
+            lines.append("        " + json.dumps(a) + ("," if j + 1 < len(entry["args"]) else ""))
+        lines.append("      ]")
+        lines.append("    }" + ("," if i + 1 < len(kernels) else ""))
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_if_changed(path, text):
+    old = None
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    if old != text:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("kernels", nargs="*", help="kernel names (default: all)")
+    ap.add_argument("--list", action="store_true", help="print the kernel names and exit")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                    help="kernels compiled in parallel (default: number of CPUs)")
+    ap.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+
+    if opts.worker:
+        print(json.dumps(compile_one(opts.worker)))
+        return 0
+    if opts.list:
+        print("\n".join(KERNELS))
+        return 0
+
+    names = opts.kernels or KERNELS
+    unknown = [n for n in names if n not in KERNELS]
+    if unknown:
+        ap.error("unknown kernel(s): %s (see --list)" % ", ".join(unknown))
+
+    import halide as hl
+    os.makedirs(STMT_DIR, exist_ok=True)
+    os.makedirs(BUILD_DIR, exist_ok=True)
+
+    manifest = {"halide": HALIDE_VERSION, "target": TARGET, "kernels": {}}
+    if os.path.exists(MANIFEST):
+        with open(MANIFEST) as f:
+            manifest["kernels"].update(json.load(f).get("kernels", {}))
+
+    runtime = os.path.join(BUILD_DIR, "runtime.o")
+    print("runtime  build/halide/runtime.o (%s)" % RUNTIME_TARGET, flush=True)
+    hl.compile_standalone_runtime(runtime, hl.Target(RUNTIME_TARGET))
+
+    failed = []
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        futures = {pool.submit(run_worker, n): n for n in names}
+        for fut in concurrent.futures.as_completed(futures):
+            n = futures[fut]
+            done += 1
+            try:
+                _, entry, secs = fut.result()
+            except Exception as e:  # report every failure, keep going
+                failed.append(n)
+                print("[%2d/%d] %-24s FAILED\n%s" % (done, len(names), n, e), flush=True)
+                continue
+            manifest["kernels"][n] = entry
+            out = entry["args"][-1]
+            print("[%2d/%d] %-24s %5.1fs  stmt/%s.stmt  build/halide/%s.{o,h}  out %s %s"
+                  % (done, len(names), n, secs, n, n, out["type"],
+                     "x".join(map(str, out["dims"]))), flush=True)
+
+    # Kernels in the suite's order; entries of removed kernels are dropped.
+    manifest["kernels"] = {n: manifest["kernels"][n] for n in KERNELS if n in manifest["kernels"]}
+    write_if_changed(MANIFEST, format_manifest(manifest))
+    print("manifest.json: %d kernels" % len(manifest["kernels"]))
+    if failed:
+        print("failed: %s" % ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
