@@ -5,6 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod interp;
+pub mod stmt;
+
 /// The folder of Halide's op semantics: `<this crate>/halide/`, one generic
 /// instruction per Halide IR or FPIR op (`add<S, E, N>`, `widening_mul<S, E,
 /// N, S2>`, ...), checked against Halide by `halide/vectors.py`.
