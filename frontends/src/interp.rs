@@ -91,7 +91,7 @@ impl<'a> Interp<'a> {
     }
 
     /// Runs `func` on `args` (in the function's argument order) and returns
-    /// the buffers afterwards, outputs included.
+    /// the buffer arguments afterwards, in order, outputs included.
     pub fn run(mut self, func: &Func, args: Vec<ArgValue>) -> R<Vec<Buffer>> {
         if args.len() != func.args.len() {
             return err(format!("`{}` takes {} arguments, given {}", func.name, func.args.len(), args.len()));
