@@ -9,6 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 Z3_VERSION="5.4.0"
+HALIDE_VERSION="21.0.0"
 Z3_WHEEL_VERSION="5.4.0.0"
 DEPS="$ROOT/.deps"
 STAMP="$DEPS/z3/VERSION"
@@ -47,4 +48,12 @@ PY
     echo "$Z3_VERSION" > "$DEPS/z3.new/VERSION"
     rm -rf "$DEPS/z3"
     mv "$DEPS/z3.new" "$DEPS/z3"
+fi
+
+# Halide 21 from PyPI: HalideRuntime.h for the C backend, and the benchmark
+# generators and baseline (benchmarks/generate.py).
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('halide') == '$HALIDE_VERSION' else 1)" 2>/dev/null; then
+    echo "setup: installing halide==$HALIDE_VERSION and numpy with pip"
+    python3 -m pip install --quiet "halide==$HALIDE_VERSION" numpy 2>&1 | grep -v "Running pip as the 'root' user" || true
+    python3 -c "import halide" || { echo "setup: halide did not install" >&2; exit 1; }
 fi

@@ -190,3 +190,86 @@ pub fn write_verify_csv(rows: &[VerifyRow], path: &Path) -> Result<(), ReportErr
     .map_err(ReportError::Polars)?;
     write_csv_atomic(&mut df, path)
 }
+
+/// One row of `reports/bench_<target>.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchRow {
+    pub kernel: String,
+    /// Parse and C emission, in milliseconds.
+    pub compile_ms: f64,
+    /// Median time of one call of our code; NaN when it could not run.
+    pub ours_us: f64,
+    /// Median time of one call of Halide's own object; NaN without a baseline.
+    pub halide_us: f64,
+    /// `halide_us / ours_us`: above 1 means ours is faster.
+    pub speedup: f64,
+    /// `yes` when our output equals the reference interpreter's and Halide's.
+    pub bit_exact: String,
+    /// Peak resident memory of the compile, in KiB.
+    pub peak_rss_kb: u64,
+}
+
+pub const BENCH_COLUMNS: [&str; 7] = ["kernel", "compile_ms", "ours_us", "halide_us", "speedup", "bit_exact", "peak_rss_kb"];
+
+pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError> {
+    let r3 = |x: f64| (x * 1e3).round() / 1e3;
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(BENCH_COLUMNS[0], rows.iter().map(|r| r.kernel.clone()).collect()),
+            Column::new(BENCH_COLUMNS[1].into(), rows.iter().map(|r| r3(r.compile_ms)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[2].into(), rows.iter().map(|r| r3(r.ours_us)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[3].into(), rows.iter().map(|r| r3(r.halide_us)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[4].into(), rows.iter().map(|r| r3(r.speedup)).collect::<Vec<f64>>()),
+            string_column(BENCH_COLUMNS[5], rows.iter().map(|r| r.bit_exact.clone()).collect()),
+            Column::new(BENCH_COLUMNS[6].into(), rows.iter().map(|r| r.peak_rss_kb).collect::<Vec<u64>>()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
+/// A bar chart of speedup per kernel (log scale around 1x), as PNG. Kernels
+/// without a speedup are left out. Written through a temporary file.
+pub fn write_speedup_chart(rows: &[BenchRow], path: &Path, font: &[u8]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let font: &'static [u8] = Box::leak(font.to_vec().into_boxed_slice());
+    plotters::style::register_font("sans-serif", FontStyle::Normal, font).map_err(|_| "cannot load the chart font".to_string())?;
+    let data: Vec<(&str, f64)> = rows.iter().filter(|r| r.speedup.is_finite() && r.speedup > 0.0).map(|r| (r.kernel.as_str(), r.speedup)).collect();
+    if data.is_empty() {
+        return Err("no kernel has a speedup to plot".into());
+    }
+    let tmp = path.with_extension(format!("png.tmp{}", std::process::id()));
+    {
+        let root = BitMapBackend::new(&tmp, (1400, 700)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let lo = data.iter().map(|d| d.1).fold(f64::INFINITY, f64::min).min(1.0) * 0.8;
+        let hi = data.iter().map(|d| d.1).fold(0.0, f64::max).max(1.0) * 1.25;
+        let n = data.len();
+        let mut chart = ChartBuilder::on(&root)
+            .caption("speedup over Halide 21 (higher is better; 1x = parity)", ("sans-serif", 26))
+            .margin(20)
+            .x_label_area_size(150)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..n as f64, (lo..hi).log_scale())
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&|x| data.get(x.floor() as usize).map(|d| d.0.to_string()).unwrap_or_default())
+            .x_label_style(("sans-serif", 14).into_font().transform(FontTransform::Rotate90))
+            .y_desc("speedup (x, log scale)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(data.iter().enumerate().map(|(i, (_, s))| {
+                let color = if *s >= 1.0 { GREEN.mix(0.7) } else { RED.mix(0.7) };
+                Rectangle::new([(i as f64 + 0.15, lo), (i as f64 + 0.85, *s)], color.filled())
+            }))
+            .map_err(|e| e.to_string())?;
+        chart.draw_series(LineSeries::new([(0.0, 1.0), (n as f64, 1.0)], BLACK.stroke_width(2))).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    std::fs::rename(&tmp, path).map_err(|e| e.to_string())
+}
