@@ -30,6 +30,42 @@ enum Cmd {
     /// Audit rewrite rules: Z3 proof and quickcheck for every instantiation;
     /// writes reports/verify_<target>.csv.
     Verify(VerifyArgs),
+    /// Compile a Halide lowered Stmt to C (one .c and one .h) with the
+    /// halide_buffer_t ABI of Halide's AOT output.
+    Compile(CompileArgs),
+    /// Build, check and time every kernel of a suite against Halide's own
+    /// object; writes reports/bench_x86.csv and reports/bench_x86.png.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct CompileArgs {
+    /// A `.stmt` file as Halide prints it.
+    input: PathBuf,
+    #[arg(long, default_value = "x86")]
+    target: String,
+    /// The C file to write; the header goes next to it with `.h`.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The C function's name (default: the module's).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// The suite folder: manifest.json, stmt/, build/halide/.
+    #[arg(long, default_value = "benchmarks")]
+    suite: PathBuf,
+    /// Only this kernel.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Random input sets checked bit for bit (the first one is timed).
+    #[arg(long, default_value_t = 3)]
+    inputs: usize,
+    /// Skip the (slow) reference-interpreter check.
+    #[arg(long)]
+    no_interp: bool,
 }
 
 #[derive(Args)]
@@ -141,6 +177,7 @@ enum IsaCmd {
     },
 }
 
+mod bench;
 mod classes;
 mod verify;
 
@@ -164,6 +201,8 @@ fn main() -> ExitCode {
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
+        Cmd::Compile(args) => bench::compile(args),
+        Cmd::Bench(args) => bench::bench(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs }) => {
             check(&spec, family, filter, DiffConfig { cases, seed, ..Default::default() }, out, jobs)
         }

@@ -3,3 +3,5 @@
 //!
 //! Owns: compile-time search and emission. Never proves rules itself; it only
 //! loads rulesets that `misaal-verifier` has audited.
+
+pub mod c;

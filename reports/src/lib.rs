@@ -239,7 +239,8 @@ pub fn write_speedup_chart(rows: &[BenchRow], path: &Path, font: &[u8]) -> Resul
     if data.is_empty() {
         return Err("no kernel has a speedup to plot".into());
     }
-    let tmp = path.with_extension(format!("png.tmp{}", std::process::id()));
+    // The encoder picks the format from the extension, so keep `.png` last.
+    let tmp = path.with_extension(format!("tmp{}.png", std::process::id()));
     {
         let root = BitMapBackend::new(&tmp, (1400, 700)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -249,26 +250,34 @@ pub fn write_speedup_chart(rows: &[BenchRow], path: &Path, font: &[u8]) -> Resul
         let mut chart = ChartBuilder::on(&root)
             .caption("speedup over Halide 21 (higher is better; 1x = parity)", ("sans-serif", 26))
             .margin(20)
-            .x_label_area_size(150)
+            .x_label_area_size(170)
             .y_label_area_size(70)
-            .build_cartesian_2d(0f64..n as f64, (lo..hi).log_scale())
+            .build_cartesian_2d((0..n as i32).into_segmented(), (lo..hi).log_scale())
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n)
-            .x_label_formatter(&|x| data.get(x.floor() as usize).map(|d| d.0.to_string()).unwrap_or_default())
+            .x_label_formatter(&|x| match x {
+                SegmentValue::CenterOf(i) => data.get(*i as usize).map(|d| d.0.to_string()).unwrap_or_default(),
+                _ => String::new(),
+            })
             .x_label_style(("sans-serif", 14).into_font().transform(FontTransform::Rotate90))
+            .y_label_formatter(&|y| format!("{y:.2}"))
             .y_desc("speedup (x, log scale)")
             .draw()
             .map_err(|e| e.to_string())?;
         chart
             .draw_series(data.iter().enumerate().map(|(i, (_, s))| {
                 let color = if *s >= 1.0 { GREEN.mix(0.7) } else { RED.mix(0.7) };
-                Rectangle::new([(i as f64 + 0.15, lo), (i as f64 + 0.85, *s)], color.filled())
+                let mut bar = Rectangle::new([(SegmentValue::Exact(i as i32), lo), (SegmentValue::Exact(i as i32 + 1), *s)], color.filled());
+                bar.set_margin(0, 0, 6, 6);
+                bar
             }))
             .map_err(|e| e.to_string())?;
-        chart.draw_series(LineSeries::new([(0.0, 1.0), (n as f64, 1.0)], BLACK.stroke_width(2))).map_err(|e| e.to_string())?;
+        chart
+            .draw_series(LineSeries::new([(SegmentValue::Exact(0), 1.0), (SegmentValue::Exact(n as i32), 1.0)], BLACK.stroke_width(2)))
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     std::fs::rename(&tmp, path).map_err(|e| e.to_string())

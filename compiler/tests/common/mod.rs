@@ -1,0 +1,256 @@
+//! Builds and runs C emitted by `misaal_compiler::c` with a generated
+//! harness that owns the `halide_buffer_t`s.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use misaal_compiler::c::{CProgram, emit};
+use misaal_frontends::stmt::ast::{ArgKind, Func, Linkage, Module};
+use misaal_frontends::stmt::types::{Type, TypeCode};
+
+/// Where `HalideRuntime.h` lives: `$HALIDE_INCLUDE_DIR`, else the pip
+/// `halide` package's `include` folder. Panics with install instructions.
+pub fn halide_include() -> PathBuf {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let how = "the C backend tests need HalideRuntime.h from the pip halide package: run `python3 -m pip install halide==21.0.0` \
+                   (or set HALIDE_INCLUDE_DIR to a folder holding HalideRuntime.h)";
+        if let Some(d) = std::env::var_os("HALIDE_INCLUDE_DIR") {
+            let d = PathBuf::from(d);
+            return if d.join("HalideRuntime.h").is_file() { Ok(d) } else { Err(format!("HALIDE_INCLUDE_DIR={} has no HalideRuntime.h; {how}", d.display())) };
+        }
+        let out = Command::new("python3")
+            .args(["-c", "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))"])
+            .output()
+            .map_err(|e| format!("cannot run python3 ({e}); {how}"))?;
+        if !out.status.success() {
+            return Err(format!("python3 cannot import halide ({}); {how}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        let d = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if d.join("HalideRuntime.h").is_file() { Ok(d) } else { Err(format!("{} has no HalideRuntime.h; {how}", d.display())) }
+    })
+    .clone()
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Checks that `cc` runs; panics with install instructions if not.
+pub fn check_cc() {
+    static OK: OnceLock<Result<(), String>> = OnceLock::new();
+    OK.get_or_init(|| match Command::new("cc").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("`cc --version` failed: {}", String::from_utf8_lossy(&o.stderr))),
+        Err(e) => Err(format!("no C compiler `cc` ({e}): install GCC or Clang, e.g. `apt-get install gcc`")),
+    })
+    .clone()
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A fresh folder for one case, per process (test runs may overlap).
+pub fn work_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_backend").join(std::process::id().to_string()).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Removes a case's folder once it passed (failures keep theirs).
+pub fn cleanup(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    if let Some(p) = dir.parent() {
+        let _ = std::fs::remove_dir(p); // only if now empty
+    }
+}
+
+/// Flags that turn C mistakes the emitter could make into errors.
+pub const STRICT: &[&str] = &[
+    "-Werror=implicit-function-declaration",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+    "-Werror=return-type",
+    "-Werror=uninitialized",
+];
+
+/// Runs `cc` with `args`, returning its stderr on failure.
+pub fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
+    check_cc();
+    let inc = halide_include();
+    let out = Command::new("cc")
+        .current_dir(dir)
+        .arg(format!("-I{}", inc.display()))
+        .arg("-I.")
+        .args(STRICT)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run cc: {e}"))?;
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).chars().take(4000).collect()) }
+}
+
+/// Emits `module` as `symbol` into `dir/prog.{c,h}`.
+pub fn write_program(dir: &Path, module: &Module, symbol: &str) -> Result<CProgram, String> {
+    let p = emit(module, symbol).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("prog.c"), &p.c).unwrap();
+    std::fs::write(dir.join("prog.h"), &p.h).unwrap();
+    Ok(p)
+}
+
+/// One argument value for the harness.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    /// Element type, per-dimension (min, extent), dense little-endian data
+    /// (dimension 0 innermost).
+    Buffer { elem: Type, dims: Vec<(i64, i64)>, data: Vec<u8> },
+    Scalar { ty: Type, value: i64 },
+}
+
+pub fn elem_bytes(t: Type) -> usize {
+    (t.bits as usize).div_ceil(8)
+}
+
+fn ctype(t: Type) -> String {
+    match t.code {
+        TypeCode::Int => format!("int{}_t", t.bits),
+        TypeCode::UInt => format!("uint{}_t", t.bits),
+        TypeCode::Bool => "bool".into(),
+        TypeCode::Float => if t.bits == 32 { "float".into() } else { "double".into() },
+        TypeCode::Handle(h) => h.as_str().into(),
+    }
+}
+
+/// A C `main` that builds the buffers from the file named by argv[1],
+/// calls `symbol`, prints its return code to stderr and, if 0, writes every
+/// buffer's bytes (in argument order) to stdout.
+pub fn harness(symbol: &str, args: &[Arg]) -> String {
+    let mut s = String::from(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"prog.h\"\n\nstatic uint8_t *rd(FILE *f, size_t n) {\n  uint8_t *p = (uint8_t *)calloc(n ? n : 1, 1);\n  if (n && fread(p, 1, n, f) != n) { fprintf(stderr, \"short input\\n\"); exit(3); }\n  return p;\n}\n\nint main(int argc, char **argv) {\n  if (argc < 2) return 5;\n  FILE *f = fopen(argv[1], \"rb\");\n  if (!f) return 4;\n",
+    );
+    let mut call = Vec::new();
+    let mut dumps = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        match a {
+            Arg::Buffer { elem, dims, data } => {
+                let mut stride = 1i64;
+                let mut ds = Vec::new();
+                for (m, e) in dims {
+                    ds.push(format!("{{{m}, {e}, {stride}, 0}}"));
+                    stride *= e;
+                }
+                let code = match elem.code {
+                    TypeCode::Int => 0,
+                    TypeCode::UInt | TypeCode::Bool => 1,
+                    TypeCode::Float => 2,
+                    TypeCode::Handle(_) => 3,
+                };
+                s.push_str(&format!("  static halide_dimension_t d{k}[{}] = {{{}}};\n", dims.len().max(1), ds.join(", ")));
+                s.push_str(&format!("  struct halide_buffer_t b{k};\n  memset(&b{k}, 0, sizeof b{k});\n"));
+                s.push_str(&format!("  b{k}.host = rd(f, {});\n", data.len()));
+                s.push_str(&format!("  b{k}.type.code = (halide_type_code_t){code};\n  b{k}.type.bits = {};\n  b{k}.type.lanes = 1;\n", elem.bits));
+                s.push_str(&format!("  b{k}.dimensions = {};\n  b{k}.dim = d{k};\n", dims.len()));
+                call.push(format!("&b{k}"));
+                dumps.push(format!("  fwrite(b{k}.host, 1, {}, stdout);\n", data.len()));
+            }
+            Arg::Scalar { ty, value } => call.push(format!("({})({value}LL)", ctype(*ty))),
+        }
+    }
+    s.push_str(&format!("  int r = {symbol}({});\n", call.join(", ")));
+    s.push_str("  fprintf(stderr, \"returned %d\\n\", r);\n  if (r != 0) return 2;\n");
+    for d in dumps {
+        s.push_str(&d);
+    }
+    s.push_str("  return 0;\n}\n");
+    s
+}
+
+/// Emits, compiles with `cc -O2 -march=native` and runs `module` on `args`.
+/// Ok(buffers after the call, in argument order) or Err(return code or
+/// failure text).
+pub fn run(name: &str, module: &Module, args: &[Arg]) -> Result<Vec<Vec<u8>>, RunError> {
+    let dir = work_dir(name);
+    let symbol = "misaal_fn";
+    write_program(&dir, module, symbol).map_err(RunError::Emit)?;
+    std::fs::write(dir.join("harness.c"), harness(symbol, args)).unwrap();
+    let mut input = Vec::new();
+    for a in args {
+        if let Arg::Buffer { data, .. } = a {
+            input.extend_from_slice(data);
+        }
+    }
+    std::fs::write(dir.join("input.bin"), &input).unwrap();
+    cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(RunError::Compile)?;
+    let out = Command::new(dir.join("prog")).arg(dir.join("input.bin")).output().map_err(|e| RunError::Run(e.to_string()))?;
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    match out.status.code() {
+        Some(0) => {}
+        Some(2) => {
+            let code = err.trim().strip_prefix("returned ").and_then(|c| c.parse().ok()).unwrap_or(0);
+            cleanup(&dir);
+            return Err(RunError::Returned(code));
+        }
+        _ => return Err(RunError::Run(format!("{:?}: {err}", out.status))),
+    }
+    let mut bufs = Vec::new();
+    let mut pos = 0;
+    for a in args {
+        if let Arg::Buffer { data, .. } = a {
+            bufs.push(out.stdout.get(pos..pos + data.len()).ok_or_else(|| RunError::Run("short output".into()))?.to_vec());
+            pos += data.len();
+        }
+    }
+    if std::env::var_os("MISAAL_KEEP_C").is_none() {
+        cleanup(&dir);
+    }
+    Ok(bufs)
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    Emit(String),
+    Compile(String),
+    Run(String),
+    Returned(i32),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Emit(e) => write!(f, "emit: {e}"),
+            RunError::Compile(e) => write!(f, "cc: {e}"),
+            RunError::Run(e) => write!(f, "run: {e}"),
+            RunError::Returned(c) => write!(f, "returned {c}"),
+        }
+    }
+}
+
+/// The one non-internal function of a module.
+pub fn external(m: &Module) -> &Func {
+    m.funcs.iter().find(|f| f.linkage != Linkage::Internal).expect("an external function")
+}
+
+pub fn is_buffer(f: &Func, name: &str) -> bool {
+    f.args.iter().any(|a| a.name == name && matches!(a.kind, ArgKind::Buffer { .. }))
+}
+
+/// Runs `f` on up to `threads` threads over `items`, keeping order.
+pub fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<U>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            // Deeply nested lets recurse deeply in the interpreter.
+            std::thread::Builder::new().stack_size(256 << 20).spawn_scoped(s, || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= items.len() {
+                        break;
+                    }
+                    let r = f(&items[i]);
+                    *results[i].lock().unwrap() = Some(r);
+                }
+            })
+            .unwrap();
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().unwrap().unwrap()).collect()
+}

@@ -1,0 +1,336 @@
+//! `misaal compile` and `misaal bench`: our C against Halide's own object,
+//! on the same inputs, in the same run.
+
+use crate::{BenchArgs, CompileArgs};
+use misaal_frontends::interp::{ArgValue, Buffer, Interp};
+use misaal_frontends::stmt::parse_module;
+use misaal_frontends::stmt::types::Type;
+use misaal_reports::BenchRow;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
+}
+
+pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
+    if args.target != "x86" {
+        return Err(format!("error: no backend for target `{}` yet", args.target));
+    }
+    let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
+    let module = parse_module(&args.input.display().to_string(), &text).map_err(|d| d.to_string())?;
+    // Halide's AOT object names the function after the func, not the module.
+    let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
+    let symbol = args.name.clone().unwrap_or(default);
+    let prog = misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?;
+    let header = args.output.with_extension("h");
+    write_atomic(&header, &prog.h)?;
+    write_atomic(&args.output, &prog.c)?;
+    println!("wrote {} and {}", args.output.display(), header.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+struct ArgSpec {
+    name: String,
+    buffer: bool,
+    ty: Type,
+    dims: Vec<i64>,
+    value: i64,
+    output: bool,
+}
+
+fn parse_type(s: &str) -> Result<Type, String> {
+    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().map_err(|_| format!("bad type `{s}`"))?;
+    Ok(if s.starts_with("uint") { Type::uint(bits) } else if s.starts_with("int") { Type::int(bits) } else { return Err(format!("unsupported type `{s}`")) })
+}
+
+fn c_type(t: Type) -> String {
+    format!("{}int{}_t", if t.is_int() { "" } else { "u" }, t.bits)
+}
+
+fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String> {
+    let path = suite.join("manifest.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("error: {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (name, k) in v["kernels"].as_object().map(|o| o.iter().map(|(n, k)| (n.clone(), k.clone())).collect::<Vec<_>>()).or_else(|| {
+        v["kernels"].as_array().map(|a| a.iter().map(|k| (k["name"].as_str().unwrap_or_default().to_string(), k.clone())).collect())
+    }).ok_or("error: manifest.json has no kernels")? {
+        let function = k["function"].as_str().unwrap_or(&name).to_string();
+        let mut args = Vec::new();
+        for a in k["args"].as_array().ok_or(format!("error: kernel {name} has no args"))? {
+            let buffer = a["kind"] == "buffer";
+            args.push(ArgSpec {
+                name: a["name"].as_str().unwrap_or_default().to_string(),
+                buffer,
+                ty: parse_type(a["type"].as_str().unwrap_or_default())?,
+                dims: a["dims"].as_array().map(|d| d.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default(),
+                value: a["value"].as_i64().unwrap_or(0),
+                output: a["output"].as_bool().unwrap_or(false),
+            });
+        }
+        out.push((name, function, args));
+    }
+    Ok(out)
+}
+
+fn elements(dims: &[i64]) -> usize {
+    dims.iter().product::<i64>().max(0) as usize
+}
+
+/// The C harness: reads inputs from files, calls ours and (if linked)
+/// Halide's, writes both outputs, and with `time` prints median times.
+fn harness(function: &str, args: &[ArgSpec]) -> String {
+    let mut c = String::from("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n#include <time.h>\n#include \"HalideRuntime.h\"\n#include \"ours.h\"\n");
+    let proto: Vec<String> = args.iter().map(|a| if a.buffer { "struct halide_buffer_t *".to_string() } else { c_type(a.ty) }).collect();
+    let _ = writeln!(c, "#ifndef NO_HALIDE\nint {function}({});\n#endif", proto.join(", "));
+    c.push_str(
+        "static double now_us(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }\n\
+         static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }\n\
+         static void *slurp(const char *p, size_t n) { void *b = calloc(1, n ? n : 1); FILE *f = fopen(p, \"rb\"); if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", p); exit(3); } fclose(f); return b; }\n\
+         static void spit(const char *p, const void *b, size_t n) { FILE *f = fopen(p, \"wb\"); if (!f || fwrite(b, 1, n, f) != n) { fprintf(stderr, \"cannot write %s\\n\", p); exit(3); } fclose(f); }\n\
+         static void make(struct halide_buffer_t *b, struct halide_dimension_t *d, void *host, int code, int bits, const int *ext, int nd) {\n\
+           memset(b, 0, sizeof *b); int s = 1; for (int i = 0; i < nd; i++) { d[i].min = 0; d[i].extent = ext[i]; d[i].stride = s; d[i].flags = 0; s *= ext[i]; }\n\
+           b->host = (uint8_t *)host; b->type.code = (halide_type_code_t)code; b->type.bits = bits; b->type.lanes = 1; b->dimensions = nd; b->dim = d; }\n\
+         int main(int argc, char **argv) {\n  const char *dir = argv[1]; int timing = argc > 2; char path[4096];\n",
+    );
+    let mut call_ours = Vec::new();
+    let mut call_halide = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if !a.buffer {
+            let _ = writeln!(c, "  {} s{i} = ({}){};", c_type(a.ty), c_type(a.ty), a.value);
+            call_ours.push(format!("s{i}"));
+            call_halide.push(format!("s{i}"));
+            continue;
+        }
+        let n = elements(&a.dims);
+        let bytes = n * (a.ty.bits as usize).div_ceil(8);
+        let ext: Vec<String> = a.dims.iter().map(|d| d.to_string()).collect();
+        let code = if a.ty.is_int() { 0 } else { 1 };
+        let nd = a.dims.len();
+        let _ = writeln!(c, "  static const int e{i}[] = {{{}}}; struct halide_dimension_t d{i}a[{nd}], d{i}b[{nd}]; struct halide_buffer_t b{i}a, b{i}b;", ext.join(", "));
+        if a.output {
+            let _ = writeln!(c, "  void *h{i}a = calloc(1, {bytes}), *h{i}b = calloc(1, {bytes});");
+        } else {
+            let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/{}.bin\", dir); void *h{i}a = slurp(path, {bytes}), *h{i}b = h{i}a;", a.name);
+        }
+        let _ = writeln!(c, "  make(&b{i}a, d{i}a, h{i}a, {code}, {}, e{i}, {nd}); make(&b{i}b, d{i}b, h{i}b, {code}, {}, e{i}, {nd});", a.ty.bits, a.ty.bits);
+        call_ours.push(format!("&b{i}a"));
+        call_halide.push(format!("&b{i}b"));
+    }
+    let ours = format!("misaal_{function}({})", call_ours.join(", "));
+    let halide = format!("{function}({})", call_halide.join(", "));
+    let _ = writeln!(c, "  int r = {ours}; if (r) {{ fprintf(stderr, \"ours returned %d\\n\", r); return 4; }}");
+    let _ = writeln!(c, "#ifndef NO_HALIDE\n  r = {halide}; if (r) {{ fprintf(stderr, \"halide returned %d\\n\", r); return 5; }}\n#endif");
+    for (i, a) in args.iter().enumerate().filter(|(_, a)| a.output) {
+        let bytes = elements(&a.dims) * (a.ty.bits as usize).div_ceil(8);
+        let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/out_ours.bin\", dir); spit(path, h{i}a, {bytes});");
+        let _ = writeln!(c, "#ifndef NO_HALIDE\n  snprintf(path, sizeof path, \"%s/out_halide.bin\", dir); spit(path, h{i}b, {bytes});\n#endif");
+    }
+    let _ = writeln!(
+        c,
+        "  if (timing) {{\n    enum {{ RUNS = 15 }}; double to[RUNS], th[RUNS];\n    for (int w = 0; w < 3; w++) {{ {ours};\n#ifndef NO_HALIDE\n {halide};\n#endif\n }}\n    \
+         for (int k = 0; k < RUNS; k++) {{ double t = now_us(); {ours}; to[k] = now_us() - t;\n#ifndef NO_HALIDE\n      t = now_us(); {halide}; th[k] = now_us() - t;\n#else\n      th[k] = 0;\n#endif\n    }}\n    \
+         qsort(to, RUNS, sizeof(double), cmp); qsort(th, RUNS, sizeof(double), cmp);\n    printf(\"ours_us=%.3f halide_us=%.3f\\n\", to[RUNS / 2], th[RUNS / 2]);\n  }}\n  return 0;\n}}"
+    );
+    c
+}
+
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+fn peak_rss_of_child(cmd: &mut Command) -> Result<(std::process::ExitStatus, u64, String), String> {
+    let child = cmd.stderr(std::process::Stdio::piped()).spawn().map_err(|e| e.to_string())?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled by wait4 for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting on a child this process spawned and has not waited for.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    if r < 0 {
+        return Err("wait4 failed".into());
+    }
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    use std::os::unix::process::ExitStatusExt;
+    Ok((std::process::ExitStatus::from_raw(status), ru.ru_maxrss as u64, err))
+}
+
+fn halide_include() -> Result<PathBuf, String> {
+    let out = Command::new("python3")
+        .args(["-c", "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))"])
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        return Err("Halide's Python package is missing; run scripts/setup.sh (it pip-installs halide==21.0.0)".into());
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// What every kernel's run shares.
+struct Context<'a> {
+    suite: &'a Path,
+    work: &'a Path,
+    include: &'a Path,
+    inputs: usize,
+    interp: bool,
+}
+
+fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Result<BenchRow, String> {
+    let (suite, work, include, inputs, interp) = (cx.suite, cx.work, cx.include, cx.inputs, cx.interp);
+    let stmt = suite.join("stmt").join(format!("{name}.stmt"));
+    let dir = work.join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // Compile in a child process, so its time and peak memory are its own.
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let compile_ms = t.elapsed().as_secs_f64() * 1e3;
+    if !status.success() {
+        return Err(format!("compile failed: {}", err.trim()));
+    }
+    write_atomic(&dir.join("harness.c"), &harness(function, args))?;
+    let hl_dir = suite.join("build").join("halide");
+    let have_halide = hl_dir.join(format!("{name}.o")).exists() && hl_dir.join("runtime.o").exists();
+    let mut cc = Command::new("cc");
+    cc.args(["-O3", "-march=native", "-o"]).arg(dir.join("harness")).arg(dir.join("harness.c")).arg(dir.join("ours.c")).arg("-I").arg(include).arg("-I").arg(&dir);
+    if have_halide {
+        cc.arg(hl_dir.join(format!("{name}.o"))).arg(hl_dir.join("runtime.o"));
+    } else {
+        cc.arg("-DNO_HALIDE");
+    }
+    cc.args(["-lpthread", "-ldl", "-lm"]);
+    let out = cc.output().map_err(|e| format!("cc: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cc failed:\n{}", String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n")));
+    }
+    let ops = if interp { Some(misaal_frontends::halide_ops().map_err(|d| d.to_string())?) } else { None };
+    let module = if interp { Some(parse_module(&stmt.display().to_string(), &std::fs::read_to_string(&stmt).map_err(|e| e.to_string())?).map_err(|d| d.to_string())?) } else { None };
+    let mut exact = Vec::new();
+    let (mut ours_us, mut halide_us) = (f64::NAN, f64::NAN);
+    for run in 0..inputs {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        let mut bufs = Vec::new();
+        for a in args.iter().filter(|a| a.buffer && !a.output) {
+            let bytes = elements(&a.dims) * (a.ty.bits as usize).div_ceil(8);
+            let data: Vec<u8> = (0..bytes).map(|_| (xorshift(&mut state) >> 24) as u8).collect();
+            std::fs::write(dir.join(format!("{}.bin", a.name)), &data).map_err(|e| e.to_string())?;
+            bufs.push((a.name.clone(), data));
+        }
+        let mut run_cmd = Command::new(dir.join("harness"));
+        run_cmd.arg(&dir);
+        if run == 0 {
+            run_cmd.arg("time");
+        }
+        let out = run_cmd.output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("harness failed on input {run}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        if run == 0 {
+            let s = String::from_utf8_lossy(&out.stdout);
+            for part in s.split_whitespace() {
+                if let Some(v) = part.strip_prefix("ours_us=") {
+                    ours_us = v.parse().unwrap_or(f64::NAN);
+                }
+                if let Some(v) = part.strip_prefix("halide_us=") {
+                    halide_us = if have_halide { v.parse().unwrap_or(f64::NAN) } else { f64::NAN };
+                }
+            }
+        }
+        let ours = std::fs::read(dir.join("out_ours.bin")).map_err(|e| e.to_string())?;
+        if have_halide && std::fs::read(dir.join("out_halide.bin")).map_err(|e| e.to_string())? != ours {
+            exact.push(format!("input {run}: differs from Halide"));
+        }
+        if let (Some(ops), Some(m)) = (&ops, &module) {
+            let func = m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or("no function")?;
+            let mut vals = Vec::new();
+            for fa in &func.args {
+                let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("manifest lacks argument `{}`", fa.name))?;
+                if !spec.buffer {
+                    vals.push(ArgValue::Scalar(spec.ty, spec.value));
+                    continue;
+                }
+                let mut b = Buffer::dense(spec.ty, &vec![0; spec.dims.len()], &spec.dims);
+                if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
+                    b.data = d.clone();
+                }
+                vals.push(ArgValue::Buffer(b));
+            }
+            let res = Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+            let k = func.args.iter().filter(|a| matches!(a.kind, misaal_frontends::stmt::ast::ArgKind::Buffer { .. })).position(|a| args.iter().any(|s| s.name == a.name && s.output)).ok_or("no output")?;
+            if res[k].data != ours {
+                exact.push(format!("input {run}: differs from the reference interpreter"));
+            }
+        }
+    }
+    let bit_exact = if exact.is_empty() {
+        format!("yes ({inputs} inputs{}{})", if have_halide { ", Halide" } else { "" }, if interp { ", interpreter" } else { "" })
+    } else {
+        format!("no: {}", exact.join("; "))
+    };
+    Ok(BenchRow { kernel: name.into(), compile_ms, ours_us, halide_us, speedup: halide_us / ours_us, bit_exact, peak_rss_kb: rss })
+}
+
+pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
+    let suite = args.suite.clone();
+    let kernels = manifest(&suite)?;
+    let include = halide_include().map_err(|e| format!("error: {e}"))?;
+    let work = PathBuf::from("target/misaal-bench");
+    let hl_dir = suite.join("build").join("halide");
+    if !hl_dir.join("runtime.o").exists() {
+        eprintln!(
+            "note: Halide's baseline objects are missing in {}; build them with\n    python3 {}/generate.py\n(pip install halide==21.0.0 numpy). Timing ours alone.",
+            hl_dir.display(),
+            suite.display()
+        );
+    }
+    let mut rows = Vec::new();
+    let mut failed = 0;
+    for (name, function, specs) in &kernels {
+        if args.kernel.as_ref().is_some_and(|k| k != name) {
+            continue;
+        }
+        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp };
+        match bench_one(&cx, name, function, specs) {
+            Ok(r) => {
+                println!("{:<26} compile {:>7.1} ms  ours {:>10.1} us  halide {:>10.1} us  {:>6.2}x  {}", r.kernel, r.compile_ms, r.ours_us, r.halide_us, r.speedup, r.bit_exact);
+                if !r.bit_exact.starts_with("yes") {
+                    failed += 1;
+                }
+                rows.push(r);
+            }
+            Err(e) => {
+                println!("{name:<26} FAILED: {e}");
+                failed += 1;
+                rows.push(BenchRow { kernel: name.clone(), compile_ms: f64::NAN, ours_us: f64::NAN, halide_us: f64::NAN, speedup: f64::NAN, bit_exact: format!("no: {}", e.lines().next().unwrap_or("")), peak_rss_kb: 0 });
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Err("error: no kernel matches".into());
+    }
+    let speedups: Vec<f64> = rows.iter().map(|r| r.speedup).filter(|s| s.is_finite() && *s > 0.0).collect();
+    if !speedups.is_empty() {
+        let geo = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
+        println!("geomean speedup over Halide: {geo:.3}x over {} kernels", speedups.len());
+    }
+    let csv = PathBuf::from("reports/bench_x86.csv");
+    misaal_reports::write_bench_csv(&rows, &csv).map_err(|e| format!("error: writing {}: {e}", csv.display()))?;
+    let png = PathBuf::from("reports/bench_x86.png");
+    let font = std::fs::read("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").map_err(|e| format!("error: the chart needs DejaVuSans (apt install fonts-dejavu-core): {e}"))?;
+    match misaal_reports::write_speedup_chart(&rows, &png, &font) {
+        Ok(()) => println!("wrote {} and {}", csv.display(), png.display()),
+        Err(e) => println!("wrote {} (no chart: {e})", csv.display()),
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
