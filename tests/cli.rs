@@ -139,13 +139,16 @@ fn compile_writes_c_and_header_and_bench_runs_a_kernel() {
 
     // One kernel through the whole bench: built with cc, bit-exact against
     // the interpreter (and against Halide's object when it has been built).
+    // Run from a scratch folder so the user's reports/ is left alone.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["bench", "--kernel", "add", "--inputs", "1"])
+        .current_dir(&dir)
+        .args(["bench", "--suite", concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks"), "--kernel", "add", "--inputs", "1"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("add ") && stdout.contains("yes (1 inputs") && stdout.contains("interpreter"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.join("reports/bench_x86.csv")).unwrap();
+    assert!(csv.starts_with("kernel,compile_ms,ours_us,halide_us,speedup,bit_exact,peak_rss_kb\n"), "{csv}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

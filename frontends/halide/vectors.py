@@ -214,6 +214,7 @@ def arith(s, e, n):
     elementwise("arith", "not", g, ["v"], e, lambda a: ~a, s, e, n)
     elementwise("arith", "shl", g, ["v", "amt"], e, lambda a, b: a << b, s, e, n)
     elementwise("arith", "shr", g, ["v", "amt"], e, lambda a, b: a >> b, s, e, n)
+    elementwise("arith", "count_leading_zeros", g, ["v"], e, hl.count_leading_zeros, s, e, n)
 
 
 def compare(s, e, n):

@@ -3,7 +3,7 @@
 //! Halide op semantics in `halide/*.sema`, the same meaning the verifier
 //! proves rules against; only memory and buffer metadata live here.
 
-use crate::stmt::ast::{BinOp, Callee, Expr, ExprKind, Func, Intrinsic, ReduceOp, Stmt};
+use crate::stmt::ast::{BinOp, Callee, Expr, ExprKind, Func, Intrinsic, Stmt};
 use crate::stmt::types::{Type, TypeCode};
 use misaal_isa::{BitVec, SpecLibrary};
 
@@ -389,16 +389,8 @@ impl<'a> Interp<'a> {
             ExprKind::VectorReduce { op, value } => {
                 let (vt, v) = self.bits(value)?;
                 let f = vt.lanes / t.lanes;
-                let name = match op {
-                    ReduceOp::Add => "vector_reduce_add",
-                    ReduceOp::SaturatingAdd => "vector_reduce_saturating_add",
-                    ReduceOp::Mul => "vector_reduce_mul",
-                    ReduceOp::Min => "vector_reduce_min",
-                    ReduceOp::Max => "vector_reduce_max",
-                    ReduceOp::And => "vector_reduce_and",
-                    ReduceOp::Or => "vector_reduce_or",
-                };
-                Value::Bits(t, self.op(name, &[sen(vt)[0], sen(vt)[1], t.lanes as i128, f as i128], &[&v])?)
+                // The Halide op of the same name defines the reduction.
+                Value::Bits(t, self.op(op.name(), &[sen(vt)[0], sen(vt)[1], t.lanes as i128, f as i128], &[&v])?)
             }
             ExprKind::Call { callee, args } => self.call(callee, args, t)?,
         })
@@ -440,6 +432,7 @@ impl<'a> Interp<'a> {
             ReturnSecond => return Ok(Value::Bits(t, vals[1].1.clone())),
             WideningMul => ("widening_mul", vec![g[0], g[1], g[2], sen(vals[1].0)[0]]),
             SaturatingCast => ("saturating_cast", vec![g[0], g[1], g[2], sen(t)[0], sen(t)[1]]),
+            CountLeadingZeros => ("count_leading_zeros", g.to_vec()),
             ShiftLeft => ("shl", g.to_vec()),
             ShiftRight => ("shr", g.to_vec()),
             BitwiseAnd => ("and", g.to_vec()),
