@@ -2,8 +2,8 @@
 
 use crate::{ClassesArgs, ClassesCmd, load};
 use indicatif::{ProgressBar, ProgressStyle};
-use misaal_datalog::{analyze, classify};
-use misaal_reports::{ClassRow, LaneRow};
+use misaal_datalog::{Baseline, FamilyComparison, analyze, classify, compare};
+use misaal_reports::{ClassRow, FamilyRow, LaneRow};
 use misaal_verifier::membership::{MembershipCheck, check_membership};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -13,6 +13,8 @@ use std::time::Instant;
 
 pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let t0 = Instant::now();
+    let baseline_path = if args.no_baseline { None } else { args.baseline.clone().or_else(|| Baseline::bundled(&args.spec.target)) };
+    let baseline = baseline_path.as_deref().map(Baseline::load).transpose().map_err(|e| format!("error: {e}"))?;
     let lib = load(&args.spec)?;
     let t_load = t0.elapsed();
     let t1 = Instant::now();
@@ -81,6 +83,8 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     for (name, why) in &set.rejected {
         println!("NO SHAPE {name}: {why}");
     }
+    let families = compare(&set, baseline.as_ref());
+    print_families(&families, baseline.as_ref());
 
     let mut class_rows = Vec::new();
     for (ci, c) in set.classes.iter().enumerate() {
@@ -101,9 +105,26 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let target = &args.spec.target;
     let cpath = args.out_dir.join(format!("{target}_classes.csv"));
     let lpath = args.out_dir.join(format!("{target}_lanes.csv"));
+    let fpath = args.out_dir.join(format!("{target}_class_families.csv"));
+    let family_rows: Vec<FamilyRow> = families
+        .iter()
+        .map(|f| FamilyRow {
+            family: f.family.clone(),
+            instructions: f.instructions as u64,
+            classes: f.classes as u64,
+            ratio: f.ratio(),
+            shared: f.shared as u64,
+            shared_classes: f.shared_classes as u64,
+            shared_ratio: f.shared_ratio(),
+            baseline: baseline.as_ref().map(|b| b.name.clone()).unwrap_or_default(),
+            baseline_classes: f.baseline_ratio().map(|_| f.baseline_classes as u64),
+            baseline_ratio: f.baseline_ratio(),
+        })
+        .collect();
     misaal_reports::write_classes_csv(&class_rows, &cpath).map_err(|e| format!("error: writing {}: {e}", cpath.display()))?;
     misaal_reports::write_lanes_csv(&lane_rows, &lpath).map_err(|e| format!("error: writing {}: {e}", lpath.display()))?;
-    println!("wrote {} and {}", cpath.display(), lpath.display());
+    misaal_reports::write_families_csv(&family_rows, &fpath).map_err(|e| format!("error: writing {}: {e}", fpath.display()))?;
+    println!("wrote {}, {} and {}", cpath.display(), lpath.display(), fpath.display());
     if args.timings {
         println!();
         println!("load+unroll {:>9.1} ms", t_load.as_secs_f64() * 1e3);
@@ -114,4 +135,28 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
         println!("\nlane program rule times:\n{}", lanes.timings);
     }
     Ok(if failed == 0 && set.rejected.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn print_families(families: &[FamilyComparison], baseline: Option<&Baseline>) {
+    println!();
+    match baseline {
+        Some(b) => {
+            println!("by family, against {} ({} instructions in {} classes) on the instructions both hold:", b.name, b.len(), b.class_count());
+            println!("{:<12} {:>6} {:>7} {:>7}   {:>6} {:>12} {:>12}", "family", "instrs", "classes", "ratio", "shared", "ours", "baseline");
+        }
+        None => println!("{:<12} {:>6} {:>7} {:>7}", "family", "instrs", "classes", "ratio"),
+    }
+    for f in families {
+        print!("{:<12} {:>6} {:>7} {:>6.2}x", f.family, f.instructions, f.classes, f.ratio());
+        if baseline.is_some() {
+            match (f.shared_ratio(), f.baseline_ratio()) {
+                (Some(o), Some(b)) => {
+                    let note = if f.shared_classes > f.baseline_classes { "  folds less than the baseline" } else { "" };
+                    print!("   {:>6} {:>4} {:>6.2}x {:>4} {:>6.2}x{note}", f.shared, f.shared_classes, o, f.baseline_classes, b);
+                }
+                _ => print!("   {:>6}  not in the baseline", 0),
+            }
+        }
+        println!();
+    }
 }

@@ -108,6 +108,13 @@ struct ClassesArgs {
     /// Folder for the CSV reports.
     #[arg(long, default_value = "reports")]
     out_dir: PathBuf,
+    /// A `class,instruction` table to compare with, family by family
+    /// (default: the bundled Hydride table for the target, if any).
+    #[arg(long, conflicts_with = "no_baseline")]
+    baseline: Option<PathBuf>,
+    /// Compare with no baseline.
+    #[arg(long)]
+    no_baseline: bool,
 }
 
 #[derive(Subcommand)]

@@ -1,7 +1,8 @@
 //! Similarity classes and lane facts: the facts the papers state, and every
 //! membership checked against Z3 and against this CPU.
 
-use misaal_datalog::{analyze, classify, instantiate};
+use misaal_datalog::template::ZERO_OPERAND;
+use misaal_datalog::{Baseline, analyze, classify, compare, instantiate};
 use misaal_isa::SpecLibrary;
 use misaal_verifier::membership::{MembershipCheck, check_membership};
 use misaal_verifier::{DiffConfig, Verdict, X86Silicon, check_against};
@@ -94,6 +95,46 @@ ENDFOR
     for m in &c.members {
         assert_eq!(check_membership(c, m, l.get(&m.instr.name).unwrap().1, 10_000), MembershipCheck::Z3);
     }
+}
+
+#[test]
+fn zero_masking_folds_into_merge_masking_with_a_zero_source() {
+    let l = x86();
+    let set = classify(&l);
+    let (c, mask) = set.class_of("_mm512_mask_add_epi16").unwrap();
+    let (cz, maskz) = set.class_of("_mm512_maskz_add_epi16").unwrap();
+    assert_eq!(c.name, cz.name);
+    assert!(c.params_text(maskz).ends_with(",zero]"), "{}", c.params_text(maskz));
+    assert!(!c.params_text(mask).contains("zero"));
+    for m in [mask, maskz] {
+        assert_eq!(check_membership(c, m, l.get(&m.instr.name).unwrap().1, 10_000), MembershipCheck::Z3);
+    }
+    // Binding merge-masking's source to zero instead is caught.
+    let mut wrong = mask.clone();
+    let src = wrong.declared.iter().position(|&d| d == 0).unwrap();
+    wrong.declared[src] = ZERO_OPERAND;
+    wrong.declared.iter_mut().filter(|d| **d != ZERO_OPERAND).for_each(|d| *d -= 1);
+    assert_eq!(check_membership(c, &wrong, l.get("_mm512_maskz_add_epi16").unwrap().1, 10_000), MembershipCheck::Z3);
+    assert!(matches!(check_membership(c, &wrong, l.get("_mm512_mask_add_epi16").unwrap().1, 10_000), MembershipCheck::Failed(_)));
+    // A select on zero with no merge-masking twin keeps its own class.
+    let (shift, _) = set.class_of("_mm_sll_epi16").unwrap();
+    assert!(shift.members.iter().all(|m| !shift.params_text(m).contains("zero")));
+}
+
+#[test]
+fn no_family_folds_less_than_hydride_on_the_instructions_both_hold() {
+    let set = classify(&x86());
+    let hydride = Baseline::load(&Baseline::bundled("x86").unwrap()).unwrap();
+    let rows = compare(&set, Some(&hydride));
+    let worse: Vec<String> = rows
+        .iter()
+        .filter(|f| f.shared_classes > f.baseline_classes)
+        .map(|f| format!("{}: {} shared instructions in {} classes, Hydride {}", f.family, f.shared, f.shared_classes, f.baseline_classes))
+        .collect();
+    assert!(worse.is_empty(), "{worse:#?}");
+    let all = rows.last().unwrap();
+    assert_eq!(all.family, "all");
+    assert!(all.shared >= 700, "the comparison covers most specs: {all:?}");
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn a_malformed_spec_folder_is_an_error_with_location() {
 }
 
 #[test]
-fn classes_writes_both_csvs_and_shows_a_class() {
+fn classes_writes_three_csvs_and_shows_a_class() {
     let dir = std::env::temp_dir().join(format!("misaal-cli-classes-{}", std::process::id()));
     let (ok, out, err) = misaal(&["classes", "--target", "x86", "--out-dir", dir.to_str().unwrap(), "--timings"]);
     assert!(ok, "{out}{err}");
@@ -79,6 +79,15 @@ fn classes_writes_both_csvs_and_shows_a_class() {
     let lanes = std::fs::read_to_string(dir.join("x86_lanes.csv")).unwrap();
     assert!(lanes.starts_with("instruction,unique_lanes,reduction_factor,lane0_slices\n"));
     assert!(lanes.contains("_mm256_dpbusd_epi32,0,4,a[7:0] a[15:8] a[23:16] a[31:24] b[7:0] b[15:8] b[23:16] b[31:24] src[31:0]"));
+    let families = std::fs::read_to_string(dir.join("x86_class_families.csv")).unwrap();
+    assert!(families.starts_with("family,instructions,classes,ratio,shared,shared_classes,shared_ratio,baseline,baseline_classes,baseline_ratio\n"), "{families}");
+    assert!(families.lines().last().unwrap().starts_with("all,"), "{families}");
+    assert!(out.contains("against hydride_x86_classes"), "{out}");
+    // A malformed baseline is an input error with its position.
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "class,instruction\nfoo,bar baz\n").unwrap();
+    let (ok, _, err) = misaal(&["classes", "--baseline", bad.to_str().unwrap(), "--out-dir", dir.to_str().unwrap()]);
+    assert!(!ok && err.contains("bad.csv:2:5: expected an instruction name"), "{err}");
     let (ok, out, _) = misaal(&["classes", "show", "_mm256_unpackhi_epi16"]);
     assert!(ok);
     assert!(out.contains("class interleave") && out.contains("_mm512_unpacklo_epi8") && out.contains("@p"), "{out}");

@@ -3,7 +3,7 @@
 //! that member's semantics; `misaal-verifier` checks that it does.
 
 use crate::shape::{InstrShape, Kind, PositionFit, ShapeContext, ShapeKey, position};
-use crate::template::{HoleKind, TNode};
+use crate::template::{HoleKind, TNode, ZERO_OPERAND, has_zero_branch};
 use crate::widths::representatives;
 use ascent::ascent;
 use ascent::aggregators::{count, min};
@@ -42,7 +42,7 @@ impl Class {
     /// `name=value` pairs of a member's row, for reports.
     pub fn params_text(&self, m: &Member) -> String {
         let mut parts: Vec<String> = self.param_names.iter().zip(&m.values).map(|(n, v)| format!("{n}={v}")).collect();
-        let perm: Vec<String> = m.declared.iter().map(|d| d.to_string()).collect();
+        let perm: Vec<String> = m.declared.iter().map(|&d| if d == ZERO_OPERAND { "zero".to_string() } else { d.to_string() }).collect();
         parts.push(format!("operands=[{}]", perm.join(",")));
         parts.join(";")
     }
@@ -76,6 +76,24 @@ pub fn classify(lib: &SpecLibrary) -> ClassSet {
             Ok(s) => shapes.push((instr.clone(), s)),
             Err(e) => rejected.push((instr.name.clone(), e.0)),
         }
+    }
+    // Zero-masking joins merge-masking's class when reading its zero as a
+    // zero source gives exactly that class's shape.
+    let normal: std::collections::HashSet<&ShapeKey> = shapes.iter().map(|(_, s)| &s.key).collect();
+    let lifted: Vec<(usize, InstrShape)> = shapes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (instr, _))| {
+            let sem = lib.get(&instr.name).expect("in library").1;
+            if !has_zero_branch(sem) {
+                return None;
+            }
+            let alt = ctx.shape_with(instr, sem, true).ok()?;
+            normal.contains(&alt.key).then_some((i, alt))
+        })
+        .collect();
+    for (i, alt) in lifted {
+        shapes[i].1 = alt;
     }
     let mut key_ids: HashMap<&ShapeKey, u32> = HashMap::new();
     let mut g = Grouping::default();
@@ -317,9 +335,11 @@ pub fn instantiate(class: &Class, member: &Member) -> Result<Semantics, Instanti
     let by_name: HashMap<&str, u128> = names.iter().map(|n| n.as_str()).zip(vals.iter().copied()).collect();
     let get = |n: &str| by_name.get(n).copied().ok_or_else(|| InstantiateError(format!("missing parameter {n}")));
     let nops = key.operands.len();
-    let mut widths = vec![0u32; nops];
-    for c in 0..nops {
-        widths[member.declared[c] as usize] = get(&format!("w_x{c}"))? as u32;
+    let declared_count = member.declared.iter().filter(|&&d| d != ZERO_OPERAND).count();
+    let mut widths = vec![0u32; declared_count];
+    for c in (0..nops).filter(|&c| member.declared[c] != ZERO_OPERAND) {
+        let d = member.declared[c] as usize;
+        *widths.get_mut(d).ok_or_else(|| InstantiateError(format!("operand {d} out of range")))? = get(&format!("w_x{c}"))? as u32;
     }
     let mut dag = Dag::new(widths.clone());
     let reps = get("reps")? as usize;
@@ -401,12 +421,20 @@ fn build_lane(
         let id = match *n {
             TNode::Leaf { operand, lo, width } => {
                 let d = member.declared[operand as usize];
-                let src = dag.operand(d);
                 let (lo, w) = (hv(lo) as u32, hv(width) as u32);
-                if w == 0 || lo + w > dag.width(src) {
+                let avail = match d {
+                    ZERO_OPERAND => get(&format!("w_x{operand}"))? as u32,
+                    d => dag.operand_widths()[d as usize],
+                };
+                if w == 0 || lo + w > avail {
                     return Err(bad("operand slice out of range"));
                 }
-                dag.slice(src, lo + w - 1, lo)
+                if d == ZERO_OPERAND {
+                    dag.constant(BitVec::zero(w))
+                } else {
+                    let src = dag.operand(d);
+                    dag.slice(src, lo + w - 1, lo)
+                }
             }
             TNode::Const { value, width } => dag.constant(BitVec::from_u128(hv(width) as u32, hv(value))),
             TNode::WideConst(ref c) => dag.constant(c.clone()),

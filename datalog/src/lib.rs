@@ -7,11 +7,13 @@
 //! Z3, oracles, rulesets, Halide or code generation: membership checks live
 //! in `misaal-verifier`.
 
+pub mod baseline;
 pub mod classes;
 pub mod lanes;
 pub mod shape;
 pub mod template;
 pub mod widths;
 
+pub use baseline::{Baseline, FamilyComparison, compare};
 pub use classes::{Class, ClassSet, Member, classify, instantiate};
 pub use lanes::{LaneFacts, analyze};

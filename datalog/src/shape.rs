@@ -9,7 +9,7 @@
 //! which covers strided elements, per-128-bit-lane ops (unpack, pack, hadd)
 //! and offsets (unpacklo against unpackhi).
 
-use crate::template::{HoleKind, LaneInstance, LaneTemplate, OperandOrder, lane_instances};
+use crate::template::{HoleKind, LaneInstance, LaneTemplate, OperandOrder, ZERO_OPERAND, lane_instances_with};
 use crate::widths::representatives;
 use misaal_isa::ast::Ty;
 use misaal_isa::{Instr, Semantics};
@@ -111,9 +111,16 @@ impl ShapeContext {
     }
 
     pub fn shape(&mut self, instr: &Instr, sem: &Semantics) -> Result<InstrShape, ShapeError> {
+        self.shape_with(instr, sem, false)
+    }
+
+    /// The shape with zero-masking read as merge-masking from a zero source
+    /// (see [`ZERO_OPERAND`]).
+    pub fn shape_with(&mut self, instr: &Instr, sem: &Semantics, zero_source: bool) -> Result<InstrShape, ShapeError> {
         let mut order = OperandOrder::default();
-        let mut lanes = lane_instances(sem, &mut order);
+        let mut lanes = lane_instances_with(sem, &mut order, zero_source);
         order.finish(instr.params.len());
+        let width_of = |d: u16| if d == ZERO_OPERAND { instr.ret.width() } else { instr.params[d as usize].ty.width() };
         let mut names = Vec::new();
         let mut values = Vec::new();
         let mut param = |n: String, v: u128| {
@@ -121,7 +128,7 @@ impl ShapeContext {
             values.push(v);
         };
         for (c, &d) in order.declared.iter().enumerate() {
-            param(format!("w_x{c}"), instr.params[d as usize].ty.width() as u128);
+            param(format!("w_x{c}"), width_of(d) as u128);
         }
         param("w_dst".into(), instr.ret.width() as u128);
 
@@ -210,7 +217,7 @@ impl ShapeContext {
             gkeys.push(GroupKey { template: template.clone(), fits });
         }
         let key = ShapeKey {
-            operands: order.declared.iter().map(|&d| Kind::of(instr.params[d as usize].ty)).collect(),
+            operands: order.declared.iter().map(|&d| if d == ZERO_OPERAND { Kind::Vector } else { Kind::of(instr.params[d as usize].ty) }).collect(),
             result: Kind::of(instr.ret),
             groups: gkeys,
             block: runs.iter().map(|(g, _)| *g).collect(),

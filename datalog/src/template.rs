@@ -11,6 +11,11 @@ use std::collections::HashMap;
 
 pub type HoleId = u16;
 
+/// Declared index that stands for an all-zero vector operand. Zero-masking
+/// (`k ? op : 0`) is merge-masking (`k ? op : src`) with `src` bound to 0,
+/// as Hydride folds them.
+pub const ZERO_OPERAND: u16 = u16::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HoleKind {
     /// Bit position of an operand slice: varies from lane to lane.
@@ -194,14 +199,52 @@ impl Builder<'_> {
 /// The template of every lane of `sem`, numbering operands by first use
 /// across lanes in order.
 pub fn lane_instances(sem: &Semantics, order: &mut OperandOrder) -> Vec<LaneInstance> {
+    lane_instances_with(sem, order, false)
+}
+
+/// As [`lane_instances`]; with `zero_source`, a lane-wide zero arm of a
+/// lane's root select becomes a slice of [`ZERO_OPERAND`] at the lane's own
+/// bit position, the slice merge-masking reads from its source.
+pub fn lane_instances_with(sem: &Semantics, order: &mut OperandOrder, zero_source: bool) -> Vec<LaneInstance> {
+    let dag = &sem.dag;
     sem.lanes
         .iter()
         .map(|lane| {
             let mut b = Builder { sem, order, nodes: Vec::new(), holes: Vec::new(), values: Vec::new(), memo: HashMap::new() };
-            b.visit(lane.root);
+            let zero = |id: NodeId| is_lane_zero(dag, id, lane.width);
+            match dag.node(lane.root).clone() {
+                Node::Ite(c, t, e) if zero_source && zero(t) != zero(e) => {
+                    let arm = |b: &mut Builder, id: NodeId| {
+                        if !zero(id) {
+                            return b.visit(id);
+                        }
+                        let operand = b.order.canon(ZERO_OPERAND);
+                        let lo = b.hole(HoleKind::Position, lane.lo as u128);
+                        let width = b.hole(HoleKind::Width, lane.width as u128);
+                        b.push(TNode::Leaf { operand, lo, width })
+                    };
+                    let c = b.visit(c);
+                    let t = arm(&mut b, t);
+                    let e = arm(&mut b, e);
+                    b.push(TNode::Ite(c, t, e));
+                }
+                _ => {
+                    b.visit(lane.root);
+                }
+            }
             LaneInstance { template: LaneTemplate { nodes: b.nodes, holes: b.holes }, values: b.values }
         })
         .collect()
+}
+
+fn is_lane_zero(dag: &misaal_isa::dag::Dag, id: NodeId, width: u32) -> bool {
+    matches!(dag.node(id), Node::Const(c) if c.is_zero() && c.width() == width)
+}
+
+/// True when some lane's root is a select with a lane-wide zero arm.
+pub fn has_zero_branch(sem: &Semantics) -> bool {
+    let dag = &sem.dag;
+    sem.lanes.iter().any(|l| matches!(dag.node(l.root), Node::Ite(_, t, e) if is_lane_zero(dag, *t, l.width) || is_lane_zero(dag, *e, l.width)))
 }
 
 impl LaneTemplate {

@@ -145,6 +145,51 @@ pub fn write_classes_csv(rows: &[ClassRow], path: &Path) -> Result<(), ReportErr
     write_csv_atomic(&mut df, path)
 }
 
+/// One row of `reports/<target>_class_families.csv`: a spec family's
+/// compression, and a published baseline's on the instructions both hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FamilyRow {
+    /// Spec file stem, or `all`.
+    pub family: String,
+    pub instructions: u64,
+    pub classes: u64,
+    pub ratio: f64,
+    /// Instructions the baseline also classifies.
+    pub shared: u64,
+    /// Our classes over the shared instructions.
+    pub shared_classes: u64,
+    pub shared_ratio: Option<f64>,
+    /// The baseline table's name; empty without one.
+    pub baseline: String,
+    pub baseline_classes: Option<u64>,
+    pub baseline_ratio: Option<f64>,
+}
+
+pub const FAMILY_COLUMNS: [&str; 10] =
+    ["family", "instructions", "classes", "ratio", "shared", "shared_classes", "shared_ratio", "baseline", "baseline_classes", "baseline_ratio"];
+
+pub fn write_families_csv(rows: &[FamilyRow], path: &Path) -> Result<(), ReportError> {
+    let r2 = |x: f64| (x * 100.0).round() / 100.0;
+    let u = |name: &str, f: fn(&FamilyRow) -> u64| Column::new(name.into(), rows.iter().map(f).collect::<Vec<u64>>());
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(FAMILY_COLUMNS[0], rows.iter().map(|r| r.family.clone()).collect()),
+            u(FAMILY_COLUMNS[1], |r| r.instructions),
+            u(FAMILY_COLUMNS[2], |r| r.classes),
+            Column::new(FAMILY_COLUMNS[3].into(), rows.iter().map(|r| r2(r.ratio)).collect::<Vec<f64>>()),
+            u(FAMILY_COLUMNS[4], |r| r.shared),
+            u(FAMILY_COLUMNS[5], |r| r.shared_classes),
+            Column::new(FAMILY_COLUMNS[6].into(), rows.iter().map(|r| r.shared_ratio.map(r2)).collect::<Vec<Option<f64>>>()),
+            string_column(FAMILY_COLUMNS[7], rows.iter().map(|r| r.baseline.clone()).collect()),
+            Column::new(FAMILY_COLUMNS[8].into(), rows.iter().map(|r| r.baseline_classes).collect::<Vec<Option<u64>>>()),
+            Column::new(FAMILY_COLUMNS[9].into(), rows.iter().map(|r| r.baseline_ratio.map(r2)).collect::<Vec<Option<f64>>>()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
 pub fn write_lanes_csv(rows: &[LaneRow], path: &Path) -> Result<(), ReportError> {
     let mut df = DataFrame::new(
         rows.len(),

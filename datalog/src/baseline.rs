@@ -1,0 +1,220 @@
+//! A published class table to measure our classes against, family by
+//! family: Hydride's x86 AutoLLVM dictionary ships in `datalog/baselines/`.
+//!
+//! The comparison is over the instructions both tables hold, so a family
+//! where one side simply has more variants does not look better for it.
+
+use crate::ClassSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Instruction -> class, as another tool published it.
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    pub name: String,
+    class_of: HashMap<String, String>,
+}
+
+impl Baseline {
+    /// The bundled table for `target`, if there is one.
+    pub fn bundled(target: &str) -> Option<PathBuf> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("baselines")
+            .join(format!("hydride_{target}_classes.csv"));
+        p.exists().then_some(p)
+    }
+
+    /// Reads a `class,instruction` CSV. Errors name `file:line:col`.
+    pub fn load(path: &Path) -> Result<Baseline, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Baseline::parse(&path.display().to_string(), &text)
+            .map(|class_of| Baseline { name, class_of })
+    }
+
+    fn parse(file: &str, text: &str) -> Result<HashMap<String, String>, String> {
+        let mut lines = text.lines().enumerate();
+        match lines.next() {
+            Some((_, h)) if h.trim_end() == "class,instruction" => {}
+            _ => {
+                return Err(format!(
+                    "{file}:1:1: expected the header `class,instruction`"
+                ));
+            }
+        }
+        let ident =
+            |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let mut class_of: HashMap<String, String> = HashMap::new();
+        for (i, line) in lines {
+            let line = line.trim_end();
+            if line.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split(',').collect();
+            let at = |col: usize| format!("{file}:{}:{col}", i + 1);
+            if fields.len() != 2 {
+                return Err(format!(
+                    "{}: expected two fields `class,instruction`, found {}",
+                    at(1),
+                    fields.len()
+                ));
+            }
+            if !ident(fields[0]) {
+                return Err(format!(
+                    "{}: expected a class name (letters, digits, `_`), found `{}`",
+                    at(1),
+                    fields[0]
+                ));
+            }
+            if !ident(fields[1]) {
+                return Err(format!(
+                    "{}: expected an instruction name (letters, digits, `_`), found `{}`",
+                    at(fields[0].len() + 2),
+                    fields[1]
+                ));
+            }
+            if let Some(old) = class_of.insert(fields[1].to_string(), fields[0].to_string())
+                && old != fields[0]
+            {
+                return Err(format!(
+                    "{}: `{}` is already in class `{old}`",
+                    at(fields[0].len() + 2),
+                    fields[1]
+                ));
+            }
+        }
+        Ok(class_of)
+    }
+
+    pub fn class_of(&self, instr: &str) -> Option<&str> {
+        self.class_of.get(instr).map(|s| s.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.class_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.class_of.is_empty()
+    }
+
+    pub fn class_count(&self) -> usize {
+        self.class_of.values().collect::<BTreeSet<_>>().len()
+    }
+}
+
+/// One family (spec file) of our classes, and the baseline on the
+/// instructions both hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FamilyComparison {
+    pub family: String,
+    pub instructions: usize,
+    pub classes: usize,
+    /// Our instructions the baseline also classifies.
+    pub shared: usize,
+    /// Our classes over the shared instructions.
+    pub shared_classes: usize,
+    /// The baseline's classes over the shared instructions.
+    pub baseline_classes: usize,
+}
+
+impl FamilyComparison {
+    pub fn ratio(&self) -> f64 {
+        self.instructions as f64 / self.classes.max(1) as f64
+    }
+    pub fn shared_ratio(&self) -> Option<f64> {
+        (self.shared > 0).then(|| self.shared as f64 / self.shared_classes as f64)
+    }
+    pub fn baseline_ratio(&self) -> Option<f64> {
+        (self.shared > 0).then(|| self.shared as f64 / self.baseline_classes as f64)
+    }
+}
+
+/// Per-family comparison, families in name order, then the row `all`.
+pub fn compare(set: &ClassSet, baseline: Option<&Baseline>) -> Vec<FamilyComparison> {
+    #[derive(Default)]
+    struct Acc<'a> {
+        instructions: usize,
+        classes: BTreeSet<&'a str>,
+        shared: usize,
+        shared_classes: BTreeSet<&'a str>,
+        baseline_classes: BTreeSet<&'a str>,
+    }
+    impl<'a> Acc<'a> {
+        fn add(&mut self, class: &'a str, theirs: Option<&'a str>) {
+            self.instructions += 1;
+            self.classes.insert(class);
+            if let Some(b) = theirs {
+                self.shared += 1;
+                self.shared_classes.insert(class);
+                self.baseline_classes.insert(b);
+            }
+        }
+        fn row(&self, family: &str) -> FamilyComparison {
+            FamilyComparison {
+                family: family.to_string(),
+                instructions: self.instructions,
+                classes: self.classes.len(),
+                shared: self.shared,
+                shared_classes: self.shared_classes.len(),
+                baseline_classes: self.baseline_classes.len(),
+            }
+        }
+    }
+    let mut fams: BTreeMap<&str, Acc> = BTreeMap::new();
+    let mut all = Acc::default();
+    for c in &set.classes {
+        for m in &c.members {
+            let theirs = baseline.and_then(|b| b.class_of(&m.instr.name));
+            fams.entry(m.instr.family.as_str())
+                .or_default()
+                .add(&c.name, theirs);
+            all.add(&c.name, theirs);
+        }
+    }
+    let mut rows: Vec<FamilyComparison> = fams.iter().map(|(f, a)| a.row(f)).collect();
+    rows.push(all.row("all"));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_tables_name_line_and_column() {
+        let e = Baseline::parse("t.csv", "class,instr\n").unwrap_err();
+        assert_eq!(e, "t.csv:1:1: expected the header `class,instruction`");
+        let e = Baseline::parse("t.csv", "class,instruction\na,b\nc\n").unwrap_err();
+        assert_eq!(
+            e,
+            "t.csv:3:1: expected two fields `class,instruction`, found 1"
+        );
+        let e = Baseline::parse("t.csv", "class,instruction\nabc,b-x\n").unwrap_err();
+        assert_eq!(
+            e,
+            "t.csv:2:5: expected an instruction name (letters, digits, `_`), found `b-x`"
+        );
+        let e = Baseline::parse("t.csv", "class,instruction\na,x\nb,x\n").unwrap_err();
+        assert_eq!(e, "t.csv:3:3: `x` is already in class `a`");
+        assert_eq!(
+            Baseline::parse("t.csv", "class,instruction\na,x\na,x\n\n")
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn bundled_x86_table_loads() {
+        let b = Baseline::load(&Baseline::bundled("x86").expect("bundled")).expect("loads");
+        assert_eq!((b.len(), b.class_count()), (2054, 183));
+        assert_eq!(
+            b.class_of("_mm512_maskz_add_epi8"),
+            b.class_of("_mm512_mask_add_epi8")
+        );
+    }
+}
