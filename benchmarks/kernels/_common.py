@@ -162,11 +162,6 @@ def gelu_q8(x):
 
 # ----- stencil helpers --------------------------------------------------------
 
-# Binomial rows (Gaussian weights) and the 5x5 Sobel derivative row.
-BINOMIAL = {3: [1, 2, 1], 5: [1, 4, 6, 4, 1], 7: [1, 6, 15, 20, 15, 6, 1]}
-DERIV5 = [-1, -2, 0, 2, 1]
-
-
 def weighted(f, weights):
     """Sum over i of weights[i] * f(i), left to right, skipping zero weights
     and writing weights of +-1 without a multiply; f(i) gives the i-th tap."""

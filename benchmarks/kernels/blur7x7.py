@@ -1,28 +1,12 @@
 """blur7x7: 7x7 box blur, the rounded mean of a 7x7 window.
 
 uint8 image in, uint8 out; the input carries a 3-pixel border ("valid"
-stencil). Separable: sum_x (uint16 sum of 7 horizontal neighbours) is the
-per-tile producer; the output sums 7 vertical sum_x values (at most
-12495, uint16) and divides by 49 with rounding.
+stencil). The uint16 sum of 7 horizontal, then 7 vertical neighbours (at
+most 12495) is divided by 49 with rounding; see _stencil.box_blur.
 """
 
-import halide as hl
-from _common import Spec, schedule_separable, weighted, u8, u16
-
-K = 7
-W, H = 2048, 1536
+from _stencil import box_blur
 
 
 def build():
-    s = Spec()
-    inp = s.buffer(hl.UInt(8), "input", [W + K - 1, H + K - 1])
-    x, y = hl.Var("x"), hl.Var("y")
-
-    sum_x = hl.Func("sum_x")
-    sum_x[x, y] = weighted(lambda i: u16(inp[x + i, y]), [1] * K)
-    total = weighted(lambda j: sum_x[x, y + j], [1] * K)
-    out = hl.Func("output")
-    out[x, y] = u8((total + (K * K) // 2) / (K * K))
-
-    schedule_separable(out, [sum_x], 128, 32, x, y)
-    return s.finish(out, [W, H])
+    return box_blur(7)

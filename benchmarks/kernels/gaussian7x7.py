@@ -8,23 +8,8 @@ per-tile producer; the vertical pass accumulates in uint32 (at most
 rounding shift.
 """
 
-import halide as hl
-from _common import Spec, schedule_separable, weighted, BINOMIAL, u8, u16, u32
-
-K = 7
-W, H = 2048, 1536
+from _stencil import gaussian
 
 
 def build():
-    s = Spec()
-    inp = s.buffer(hl.UInt(8), "input", [W + K - 1, H + K - 1])
-    x, y = hl.Var("x"), hl.Var("y")
-
-    rows = hl.Func("rows")
-    rows[x, y] = weighted(lambda i: u16(inp[x + i, y]), BINOMIAL[K])
-    cols = weighted(lambda j: u32(rows[x, y + j]), BINOMIAL[K])
-    out = hl.Func("output")
-    out[x, y] = u8(hl.rounding_shift_right(cols, 2 * (K - 1)))
-
-    schedule_separable(out, [rows], 128, 32, x, y)
-    return s.finish(out, [W, H])
+    return gaussian(7)
