@@ -223,6 +223,27 @@ impl BitVec {
         r
     }
 
+    /// Little-endian limbs; bits at and above `width` are cleared.
+    pub fn from_limbs(width: u32, limbs: &[u64]) -> Self {
+        check_width(width);
+        assert_eq!(limbs.len(), limb_count(width), "BitVec::from_limbs: {} limbs for width {width}", limbs.len());
+        let mut r = BitVec { width, limbs: Limbs::from_slice(limbs) };
+        r.mask_top();
+        r
+    }
+
+    /// Bits `[lo, lo + n)` as a word (`n <= 64`, `lo + n <= width`).
+    #[inline]
+    pub fn bits_u64(&self, lo: u32, n: u32) -> u64 {
+        debug_assert!(n <= 64 && lo + n <= self.width);
+        let (i, sh) = ((lo / 64) as usize, lo % 64);
+        let mut v = self.limbs[i] >> sh;
+        if sh != 0 && i + 1 < self.limbs.len() {
+            v |= self.limbs[i + 1] << (64 - sh);
+        }
+        if n >= 64 { v } else { v & ((1u64 << n) - 1) }
+    }
+
     /// Truncates `v` to `width` bits.
     pub fn from_u64(width: u32, v: u64) -> Self {
         Self::from_u128(width, u128::from(v))
