@@ -121,8 +121,7 @@ impl<'a> Interp<'a> {
 
     fn op(&self, name: &str, generics: &[i128], args: &[&BitVec]) -> R<BitVec> {
         let (_, sem) = self.ops.instantiate(name, generics).map_err(|d| InterpError(format!("{name}<{generics:?}>: {}", d.message)))?;
-        let owned: Vec<BitVec> = args.iter().map(|b| (*b).clone()).collect();
-        sem.eval(&owned).map_err(|e| InterpError(format!("{name}<{generics:?}>: {e}")))
+        sem.eval(args).map_err(|e| InterpError(format!("{name}<{generics:?}>: {e}")))
     }
 
     fn bits(&mut self, e: &Expr) -> R<(Type, BitVec)> {

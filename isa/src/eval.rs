@@ -4,7 +4,7 @@
 use crate::bitvec::BitVec;
 use crate::dag::{BvOp, CmpOp, Dag, Node, NodeId, SatKind, apply};
 use crate::sema::Semantics;
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EvalError {
@@ -37,15 +37,15 @@ impl Semantics {
     /// Evaluates the whole result. Node ids are topological, so one forward
     /// sweep computes every node exactly once. Nodes of at most 64 bits are
     /// computed in machine words; wider ones fall back to `BitVec`.
-    pub fn eval(&self, operands: &[BitVec]) -> Result<BitVec, EvalError> {
+    pub fn eval<B: Borrow<BitVec>>(&self, operands: &[B]) -> Result<BitVec, EvalError> {
         self.check_operands(operands)?;
         let dag = &self.dag;
         let mut vals: Vec<Word> = Vec::with_capacity(dag.len());
         for (id, n) in dag.nodes().iter().enumerate() {
             let w = dag.width(id as NodeId);
             let v = match n {
-                Node::Operand(i) if w <= 64 => Word::N(operands[*i as usize].bits_u64(0, w)),
-                Node::Operand(i) => Word::W(Cow::Borrowed(&operands[*i as usize])),
+                Node::Operand(i) if w <= 64 => Word::N(operands[*i as usize].borrow().bits_u64(0, w)),
+                Node::Operand(i) => Word::W(Cow::Borrowed(operands[*i as usize].borrow())),
                 Node::Const(c) if w <= 64 => Word::N(c.bits_u64(0, w)),
                 Node::Const(c) => Word::W(Cow::Borrowed(c)),
                 Node::Ite(c, t, e) => {
@@ -54,7 +54,8 @@ impl Semantics {
                 }
                 _ => match narrow(n, w, &vals, dag) {
                     Some(x) => Word::N(x),
-                    None => Word::W(Cow::Owned(apply(n, operands, |c| vals[c as usize].to_bitvec(dag.width(c))))),
+                    // Operands never get here, so `apply` needs none.
+                    None => Word::W(Cow::Owned(apply(n, &[], |c| vals[c as usize].to_bitvec(dag.width(c))))),
                 },
             };
             vals.push(v);
@@ -87,14 +88,15 @@ impl Semantics {
         Ok(out.expect("a result has at least one lane"))
     }
 
-    fn check_operands(&self, operands: &[BitVec]) -> Result<(), EvalError> {
+    fn check_operands<B: Borrow<BitVec>>(&self, operands: &[B]) -> Result<(), EvalError> {
         let widths = self.dag.operand_widths();
         if operands.len() != widths.len() {
             return Err(EvalError::Arity { expected: widths.len(), found: operands.len() });
         }
         for (i, (o, &w)) in operands.iter().zip(widths).enumerate() {
-            if o.width() != w {
-                return Err(EvalError::Width { operand: i, expected: w, found: o.width() });
+            let found = o.borrow().width();
+            if found != w {
+                return Err(EvalError::Width { operand: i, expected: w, found });
             }
         }
         Ok(())

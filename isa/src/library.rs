@@ -15,7 +15,8 @@ pub struct SpecLibrary {
     defs: HashMap<String, Def>,
     /// Generic instructions, instantiated on demand.
     generics: HashMap<String, Arc<Instr>>,
-    instances: Mutex<HashMap<String, Instance>>,
+    /// Keyed by generic name and arguments; the interpreter looks up one per op.
+    instances: Mutex<HashMap<(String, Vec<i128>), Instance>>,
 }
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
@@ -137,10 +138,10 @@ impl SpecLibrary {
         let Some(g) = self.generics.get(name) else {
             return Err(Diagnostic::new(name, Default::default(), format!("no generic instruction `{name}`")));
         };
-        let key = g.instance_name(args);
-        if let Some(r) = self.instances.lock().expect("instance cache").get(&key) {
+        if let Some(r) = self.instances.lock().expect("instance cache").get(&(name, args) as &dyn InstanceKey) {
             return r.clone();
         }
+        let key = (name.to_string(), args.to_vec());
         let r = g.instantiate(args).and_then(|i| {
             let s = unroll(&i, &self.defs)?;
             Ok((Arc::new(i), Arc::new(s)))
@@ -153,5 +154,42 @@ impl SpecLibrary {
     /// a mutated copy, against this library's functions.
     pub fn unroll(&self, instr: &Instr) -> Result<Semantics, Diagnostic> {
         unroll(instr, &self.defs)
+    }
+}
+
+/// Borrowed lookup of `(String, Vec<i128>)` keys by `(&str, &[i128])`.
+trait InstanceKey {
+    fn parts(&self) -> (&str, &[i128]);
+}
+
+impl InstanceKey for (String, Vec<i128>) {
+    fn parts(&self) -> (&str, &[i128]) {
+        (&self.0, &self.1)
+    }
+}
+
+impl InstanceKey for (&str, &[i128]) {
+    fn parts(&self) -> (&str, &[i128]) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn InstanceKey + 'a> for (String, Vec<i128>) {
+    fn borrow(&self) -> &(dyn InstanceKey + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn InstanceKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn InstanceKey + '_ {}
+
+impl std::hash::Hash for dyn InstanceKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.parts().hash(h)
     }
 }
