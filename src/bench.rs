@@ -146,6 +146,33 @@ fn xorshift(state: &mut u64) -> u64 {
     *state
 }
 
+/// Input set `run` of `n` elements of `size` bytes. Set 0 (the timed one) is
+/// uniform; after it, sets alternate between all-maximum elements and an
+/// edge mix, where 40% of elements are 0, all ones, signed MIN or signed MAX,
+/// so saturation, rounding and overflow paths are compared too.
+fn input_data(run: usize, n: usize, size: usize, state: &mut u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * size);
+    for _ in 0..n {
+        let r = xorshift(state);
+        let edge = match run {
+            0 => None,
+            r1 if r1 % 2 == 1 => Some(1),
+            _ => (r % 10 < 4).then_some((r >> 8) % 4),
+        };
+        for k in 0..size {
+            out.push(match edge {
+                None => (xorshift(state) >> 24) as u8,
+                Some(0) => 0,
+                Some(1) => 0xFF,
+                // Little-endian: the sign bit is in the last byte.
+                Some(2) => if k + 1 == size { 0x80 } else { 0 },
+                _ => if k + 1 == size { 0x7F } else { 0xFF },
+            });
+        }
+    }
+    out
+}
+
 fn peak_rss_of_child(cmd: &mut Command) -> Result<(std::process::ExitStatus, u64, String), String> {
     let child = cmd.stderr(std::process::Stdio::piped()).spawn().map_err(|e| e.to_string())?;
     let pid = child.id() as libc::pid_t;
@@ -222,8 +249,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
         let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
         let mut bufs = Vec::new();
         for a in args.iter().filter(|a| a.buffer && !a.output) {
-            let bytes = elements(&a.dims) * (a.ty.bits as usize).div_ceil(8);
-            let data: Vec<u8> = (0..bytes).map(|_| (xorshift(&mut state) >> 24) as u8).collect();
+            let data = input_data(run, elements(&a.dims), (a.ty.bits as usize).div_ceil(8), &mut state);
             std::fs::write(dir.join(format!("{}.bin", a.name)), &data).map_err(|e| e.to_string())?;
             bufs.push((a.name.clone(), data));
         }
@@ -333,4 +359,22 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         Err(e) => println!("wrote {} (no chart: {e})", csv.display()),
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::input_data;
+
+    #[test]
+    fn input_sets_after_the_first_hit_the_edges() {
+        let mut s = 0x1234_5678u64;
+        let random = input_data(0, 1000, 2, &mut s);
+        assert!(random.iter().filter(|&&b| b == 0xFF).count() < 50);
+        assert!(input_data(1, 1000, 2, &mut s).iter().all(|&b| b == 0xFF));
+        let mix: Vec<u16> = input_data(2, 1000, 2, &mut s).chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+        for edge in [0, 0xFFFF, 0x8000, 0x7FFF] {
+            let n = mix.iter().filter(|&&v| v == edge).count();
+            assert!((60..=140).contains(&n), "{edge:#x} appears {n} times in 1000");
+        }
+    }
 }
