@@ -122,6 +122,26 @@ fn zero_masking_folds_into_merge_masking_with_a_zero_source() {
 }
 
 #[test]
+fn lane_varying_constants_fold_element_and_lane_inserts() {
+    // Lane j of an insert is `imm == j ? i : a[j]`: the constant j is fitted
+    // across lanes like a slice position.
+    let set = classify(&x86());
+    let (c, _) = set.class_of("_mm_insert_epi8").unwrap();
+    for other in ["_mm256_insert_epi64", "_mm256_inserti128_si256", "_mm512_inserti64x4"] {
+        assert_eq!(set.class_of(other).unwrap().0.name, c.name, "{other}");
+    }
+    assert!(c.describe().contains("@c"), "{}", c.describe());
+}
+
+#[test]
+fn how_the_pseudocode_phrases_a_select_does_not_split_a_class() {
+    // test reads `!= 0 ? 1 : 0` as Intel writes it, testn `== 0 ? 1 : 0`.
+    let set = classify(&x86());
+    let (t, _) = set.class_of("_mm512_test_epi32_mask").unwrap();
+    assert_eq!(set.class_of("_mm_testn_epi8_mask").unwrap().0.name, t.name);
+}
+
+#[test]
 fn no_family_folds_less_than_hydride_on_the_instructions_both_hold() {
     let set = classify(&x86());
     let hydride = Baseline::load(&Baseline::bundled("x86").unwrap()).unwrap();

@@ -390,8 +390,9 @@ fn build_lane(
     let mut hole_val = vec![0u128; t.holes.len()];
     for (h, kind) in t.holes.iter().enumerate() {
         hole_val[h] = match kind {
-            HoleKind::Position => {
+            HoleKind::Position | HoleKind::Value => {
                 let v = match gk.fits[pos_index] {
+                    PositionFit::Same => get(&format!("g{g}.c{h}"))?,
                     PositionFit::NestedAffine => position(
                         get(&format!("g{g}.off{h}"))?,
                         get(&format!("g{g}.s{h}"))?,
@@ -405,11 +406,7 @@ fn build_lane(
                 v
             }
             k => {
-                let tag = match k {
-                    HoleKind::Width => "w",
-                    HoleKind::Value => "c",
-                    _ => "o",
-                };
+                let tag = if *k == HoleKind::Width { "w" } else { "o" };
                 get(&format!("g{g}.{tag}{}", rep[h]))?
             }
         };
@@ -503,11 +500,16 @@ impl Class {
         for (g, gk) in key.groups.iter().enumerate() {
             let rep = representatives(&gk.template);
             let t = &gk.template;
+            // Fitted holes (positions, and constants that vary by lane) in hole order.
+            let fitted: Vec<(usize, &PositionFit)> =
+                t.holes.iter().enumerate().filter(|(_, k)| matches!(k, HoleKind::Position | HoleKind::Value)).map(|(h, _)| h).zip(&gk.fits).collect();
+            let varies = |h: usize| fitted.iter().any(|&(x, f)| x == h && *f != PositionFit::Same);
             let hole = |h: u16| -> String {
                 let h = h as usize;
                 match t.holes[h] {
                     HoleKind::Position => format!("@p{h}"),
                     HoleKind::Width => format!("$g{g}.w{}", rep[h]),
+                    HoleKind::Value if varies(h) => format!("@c{h}"),
                     HoleKind::Value => format!("$g{g}.c{h}"),
                     HoleKind::Offset => format!("$g{g}.o{h}"),
                 }
@@ -533,18 +535,16 @@ impl Class {
                 text.push(s);
             }
             let _ = writeln!(out, "  g{g}: {}", text.last().expect("non-empty template"));
-            let mut pi = 0;
-            for (h, k) in t.holes.iter().enumerate() {
-                if *k == HoleKind::Position {
-                    match gk.fits[pi] {
-                        PositionFit::NestedAffine => {
-                            let _ = writeln!(out, "      @p{h} = $g{g}.off{h} + $g{g}.s{h}*(r mod $g{g}.P{h}) + $g{g}.bs{h}*(r div $g{g}.P{h})");
-                        }
-                        PositionFit::Table(n) => {
-                            let _ = writeln!(out, "      @p{h} = $g{g}.t{h}[r] (a table of {n})");
-                        }
+            for &(h, f) in &fitted {
+                let at = if t.holes[h] == HoleKind::Position { "p" } else { "c" };
+                match f {
+                    PositionFit::Same => {}
+                    PositionFit::NestedAffine => {
+                        let _ = writeln!(out, "      @{at}{h} = $g{g}.off{h} + $g{g}.s{h}*(r mod $g{g}.P{h}) + $g{g}.bs{h}*(r div $g{g}.P{h})");
                     }
-                    pi += 1;
+                    PositionFit::Table(n) => {
+                        let _ = writeln!(out, "      @{at}{h} = $g{g}.t{h}[r] (a table of {n})");
+                    }
                 }
             }
         }

@@ -32,9 +32,11 @@ impl Kind {
     }
 }
 
-/// How a position hole is fitted across a template's lanes.
+/// How a position or constant hole is fitted across a group's lanes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PositionFit {
+    /// One value in every lane (constants only).
+    Same,
     /// `off + s*(r mod P) + bs*(r div P)`.
     NestedAffine,
     /// No affine form: one parameter per lane.
@@ -149,7 +151,7 @@ impl ShapeContext {
         let mut group_of: Vec<usize> = Vec::new();
         let mut groups: Vec<(LaneTemplate, Vec<u128>)> = Vec::new();
         for l in &lanes {
-            let sv = l.shape_values();
+            let sv = l.group_values();
             let g = match groups.iter().position(|(t, v)| *t == l.template && *v == sv) {
                 Some(g) => g,
                 None => {
@@ -182,8 +184,13 @@ impl ShapeContext {
             let mut fits = Vec::new();
             for (h, kind) in template.holes.iter().enumerate() {
                 let tag = match kind {
-                    HoleKind::Position => {
+                    HoleKind::Position | HoleKind::Value => {
                         let seq: Vec<u128> = members.iter().map(|l| l.values[h]).collect();
+                        if *kind == HoleKind::Value && seq.iter().all(|v| *v == seq[0]) {
+                            param(format!("g{g}.c{h}"), seq[0]);
+                            fits.push(PositionFit::Same);
+                            continue;
+                        }
                         match fit(&seq) {
                             Some((off, s, p, bs)) => {
                                 param(format!("g{g}.off{h}"), off);
@@ -202,7 +209,6 @@ impl ShapeContext {
                         continue;
                     }
                     HoleKind::Width => "w",
-                    HoleKind::Value => "c",
                     HoleKind::Offset => "o",
                 };
                 let r = rep[h] as usize;

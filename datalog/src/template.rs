@@ -67,6 +67,13 @@ impl LaneInstance {
     pub fn shape_values(&self) -> Vec<u128> {
         self.template.holes.iter().zip(&self.values).filter(|(k, _)| **k != HoleKind::Position).map(|(_, v)| *v).collect()
     }
+
+    /// Widths and offsets: lanes that agree on these and on the template
+    /// belong to one lane group, whose positions and constants may still
+    /// vary from lane to lane (`imm == j` in lane j).
+    pub fn group_values(&self) -> Vec<u128> {
+        self.template.holes.iter().zip(&self.values).filter(|(k, _)| !matches!(k, HoleKind::Position | HoleKind::Value)).map(|(_, v)| *v).collect()
+    }
 }
 
 /// Assigns canonical operand numbers in order of first use.

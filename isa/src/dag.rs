@@ -313,7 +313,16 @@ impl Dag {
         if let Some(cv) = self.as_const(c) {
             return if cv.is_zero() { e } else { t };
         }
-        self.intern(Node::Ite(c, t, e))
+        // One form per select, so that `x != y ? a : b` and `x == y ? b : a`
+        // are the same node (and the same class).
+        match *self.node(c) {
+            Node::Cmp(CmpOp::Ne, x, y) => {
+                let eq = self.cmp(CmpOp::Eq, x, y);
+                self.ite(eq, e, t)
+            }
+            Node::Not(x) => self.ite(x, e, t),
+            _ => self.intern(Node::Ite(c, t, e)),
+        }
     }
     pub fn ext(&mut self, signed: bool, src: NodeId, width: u32) -> NodeId {
         if width == self.width(src) {
@@ -477,5 +486,23 @@ impl Dag {
             }
             Node::Concat(h, l) => format!("(concat {} {})", r(*h), r(*l)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selects_on_negated_conditions_share_one_node() {
+        let mut d = Dag::new(vec![8, 8]);
+        let (a, b) = (d.operand(0), d.operand(1));
+        let ne = d.cmp(CmpOp::Ne, a, b);
+        let eq = d.cmp(CmpOp::Eq, a, b);
+        let not_eq = d.not(eq);
+        let x = d.ite(ne, a, b);
+        assert_eq!(x, d.ite(eq, b, a));
+        assert_eq!(x, d.ite(not_eq, a, b));
+        assert!(matches!(d.node(x), Node::Ite(c, _, _) if *c == eq));
     }
 }
