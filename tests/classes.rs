@@ -142,6 +142,22 @@ fn how_the_pseudocode_phrases_a_select_does_not_split_a_class() {
 }
 
 #[test]
+fn low_products_fold_with_the_high_half_of_a_widening_product() {
+    // mullo is `a * b` (epi64) or `(sext a * sext b)[w-1:0]` (epi16); both
+    // are the low half of the zero-extended product mulhi_epu16 takes the
+    // high half of.
+    let l = x86();
+    let set = classify(&l);
+    let (c, _) = set.class_of("_mm_mulhi_epu16").unwrap();
+    for other in ["_mm512_mullo_epi64", "_mm256_mullo_epi16", "_mm_mullo_epi32"] {
+        let (oc, m) = set.class_of(other).unwrap();
+        assert_eq!(oc.name, c.name, "{other}");
+        assert_eq!(check_membership(c, m, l.get(other).unwrap().1, 20_000), MembershipCheck::Z3, "{other}");
+    }
+    assert_ne!(set.class_of("_mm_mulhi_epi16").unwrap().0.name, c.name, "the signed high half differs");
+}
+
+#[test]
 fn no_family_folds_less_than_hydride_on_the_instructions_both_hold() {
     let set = classify(&x86());
     let hydride = Baseline::load(&Baseline::bundled("x86").unwrap()).unwrap();

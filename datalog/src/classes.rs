@@ -3,7 +3,7 @@
 //! that member's semantics; `misaal-verifier` checks that it does.
 
 use crate::shape::{InstrShape, Kind, PositionFit, ShapeContext, ShapeKey, position};
-use crate::template::{HoleKind, TNode, ZERO_OPERAND, has_zero_branch};
+use crate::template::{HoleKind, Reading, TNode, ZERO_OPERAND, has_product, has_zero_branch};
 use crate::widths::representatives;
 use ascent::ascent;
 use ascent::aggregators::{count, min};
@@ -77,19 +77,25 @@ pub fn classify(lib: &SpecLibrary) -> ClassSet {
             Err(e) => rejected.push((instr.name.clone(), e.0)),
         }
     }
-    // Zero-masking joins merge-masking's class when reading its zero as a
-    // zero source gives exactly that class's shape.
+    // An instruction joins another class when another reading of its lanes
+    // (zero-masking as merge-masking, a low product as a widening one's low
+    // half) gives exactly that class's shape.
     let normal: std::collections::HashSet<&ShapeKey> = shapes.iter().map(|(_, s)| &s.key).collect();
+    let readings = [
+        Reading { zero_source: true, low_product: false },
+        Reading { zero_source: false, low_product: true },
+        Reading { zero_source: true, low_product: true },
+    ];
     let lifted: Vec<(usize, InstrShape)> = shapes
         .iter()
         .enumerate()
-        .filter_map(|(i, (instr, _))| {
+        .filter_map(|(i, (instr, own))| {
             let sem = lib.get(&instr.name).expect("in library").1;
-            if !has_zero_branch(sem) {
-                return None;
-            }
-            let alt = ctx.shape_with(instr, sem, true).ok()?;
-            normal.contains(&alt.key).then_some((i, alt))
+            let (zero, product) = (has_zero_branch(sem), has_product(sem));
+            readings.iter().filter(|r| (!r.zero_source || zero) && (!r.low_product || product)).find_map(|&r| {
+                let alt = ctx.shape_with(instr, sem, r).ok()?;
+                (alt.key != own.key && normal.contains(&alt.key)).then_some((i, alt))
+            })
         })
         .collect();
     for (i, alt) in lifted {

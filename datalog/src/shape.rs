@@ -9,7 +9,7 @@
 //! which covers strided elements, per-128-bit-lane ops (unpack, pack, hadd)
 //! and offsets (unpacklo against unpackhi).
 
-use crate::template::{HoleKind, LaneInstance, LaneTemplate, OperandOrder, ZERO_OPERAND, lane_instances_with};
+use crate::template::{HoleKind, LaneInstance, LaneTemplate, OperandOrder, Reading, ZERO_OPERAND, lane_instances_with};
 use crate::widths::representatives;
 use misaal_isa::ast::Ty;
 use misaal_isa::{Instr, Semantics};
@@ -113,14 +113,13 @@ impl ShapeContext {
     }
 
     pub fn shape(&mut self, instr: &Instr, sem: &Semantics) -> Result<InstrShape, ShapeError> {
-        self.shape_with(instr, sem, false)
+        self.shape_with(instr, sem, Reading::default())
     }
 
-    /// The shape with zero-masking read as merge-masking from a zero source
-    /// (see [`ZERO_OPERAND`]).
-    pub fn shape_with(&mut self, instr: &Instr, sem: &Semantics, zero_source: bool) -> Result<InstrShape, ShapeError> {
+    /// The shape under another [`Reading`] of the lanes.
+    pub fn shape_with(&mut self, instr: &Instr, sem: &Semantics, reading: Reading) -> Result<InstrShape, ShapeError> {
         let mut order = OperandOrder::default();
-        let mut lanes = lane_instances_with(sem, &mut order, zero_source);
+        let mut lanes = lane_instances_with(sem, &mut order, reading);
         order.finish(instr.params.len());
         let width_of = |d: u16| if d == ZERO_OPERAND { instr.ret.width() } else { instr.params[d as usize].ty.width() };
         let mut names = Vec::new();

@@ -100,9 +100,23 @@ impl OperandOrder {
     }
 }
 
+/// How a lane is read into a template. The plain reading is the default;
+/// the others are tried only to join a class an instruction is equal to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// A lane-wide zero arm of the lane's root select as a slice of
+    /// [`ZERO_OPERAND`]: zero-masking as merge-masking.
+    pub zero_source: bool,
+    /// A product's low half as the low half of the zero-extended widening
+    /// product: `a * b` and `(sext a * sext b)[w-1:0]` both read as
+    /// `(zext a * zext b)[w-1:0]`, since the low half ignores extension.
+    pub low_product: bool,
+}
+
 struct Builder<'a> {
     sem: &'a Semantics,
     order: &'a mut OperandOrder,
+    low_product: bool,
     nodes: Vec<TNode>,
     holes: Vec<HoleKind>,
     values: Vec<u128>,
@@ -121,7 +135,47 @@ impl Builder<'_> {
         (self.nodes.len() - 1) as u16
     }
 
+    /// `(zext a * zext b)[w-1:0]` over template nodes `a` and `b`.
+    fn low_product(&mut self, a: NodeId, b: NodeId, wide: u32, w: u32) -> u16 {
+        let ext = |s: &mut Self, x: NodeId| {
+            let x = s.visit(x);
+            let width = s.hole(HoleKind::Width, wide as u128);
+            s.push(TNode::Ext { signed: false, src: x, width })
+        };
+        let (ea, eb) = (ext(self, a), ext(self, b));
+        let mul = self.push(TNode::Bin(BvOp::Mul, ea, eb));
+        let lo = self.hole(HoleKind::Offset, 0);
+        let width = self.hole(HoleKind::Width, w as u128);
+        self.push(TNode::Slice { src: mul, lo, width })
+    }
+
+    /// The low-product reading of `id`, if it is a product or a product's low half.
+    fn as_low_product(&mut self, id: NodeId) -> Option<u16> {
+        let dag = &self.sem.dag;
+        let ext_src = |x: NodeId| match dag.node(x) {
+            Node::Ext { src, .. } => Some(*src),
+            _ => None,
+        };
+        match *dag.node(id) {
+            Node::Slice { src, hi, lo: 0 } => {
+                let Node::Bin(BvOp::Mul, x, y) = *dag.node(src) else { return None };
+                let (a, b) = (ext_src(x)?, ext_src(y)?);
+                (dag.width(a) == hi + 1 && dag.width(b) == hi + 1).then(|| self.low_product(a, b, dag.width(src), hi + 1))
+            }
+            Node::Bin(BvOp::Mul, a, b) if ext_src(a).is_none() && ext_src(b).is_none() => {
+                let w = dag.width(id);
+                (2 * w <= misaal_isa::bitvec::MAX_WIDTH).then(|| self.low_product(a, b, 2 * w, w))
+            }
+            _ => None,
+        }
+    }
+
     fn visit(&mut self, id: NodeId) -> u16 {
+        if self.low_product
+            && let Some(t) = self.as_low_product(id)
+        {
+            return t;
+        }
         // Constants are values, not shared computations: two equal constants
         // meet in one DAG node only when their widths happen to agree.
         let shareable = !matches!(self.sem.dag.node(id), Node::Const(_));
@@ -206,21 +260,20 @@ impl Builder<'_> {
 /// The template of every lane of `sem`, numbering operands by first use
 /// across lanes in order.
 pub fn lane_instances(sem: &Semantics, order: &mut OperandOrder) -> Vec<LaneInstance> {
-    lane_instances_with(sem, order, false)
+    lane_instances_with(sem, order, Reading::default())
 }
 
-/// As [`lane_instances`]; with `zero_source`, a lane-wide zero arm of a
-/// lane's root select becomes a slice of [`ZERO_OPERAND`] at the lane's own
-/// bit position, the slice merge-masking reads from its source.
-pub fn lane_instances_with(sem: &Semantics, order: &mut OperandOrder, zero_source: bool) -> Vec<LaneInstance> {
+/// As [`lane_instances`], read as `reading` says. A zero source sits at the
+/// lane's own bit position, the slice merge-masking reads from its source.
+pub fn lane_instances_with(sem: &Semantics, order: &mut OperandOrder, reading: Reading) -> Vec<LaneInstance> {
     let dag = &sem.dag;
     sem.lanes
         .iter()
         .map(|lane| {
-            let mut b = Builder { sem, order, nodes: Vec::new(), holes: Vec::new(), values: Vec::new(), memo: HashMap::new() };
+            let mut b = Builder { sem, order, low_product: reading.low_product, nodes: Vec::new(), holes: Vec::new(), values: Vec::new(), memo: HashMap::new() };
             let zero = |id: NodeId| is_lane_zero(dag, id, lane.width);
             match dag.node(lane.root).clone() {
-                Node::Ite(c, t, e) if zero_source && zero(t) != zero(e) => {
+                Node::Ite(c, t, e) if reading.zero_source && zero(t) != zero(e) => {
                     let arm = |b: &mut Builder, id: NodeId| {
                         if !zero(id) {
                             return b.visit(id);
@@ -246,6 +299,11 @@ pub fn lane_instances_with(sem: &Semantics, order: &mut OperandOrder, zero_sourc
 
 fn is_lane_zero(dag: &misaal_isa::dag::Dag, id: NodeId, width: u32) -> bool {
     matches!(dag.node(id), Node::Const(c) if c.is_zero() && c.width() == width)
+}
+
+/// True when some node is a product.
+pub fn has_product(sem: &Semantics) -> bool {
+    sem.dag.nodes().iter().any(|n| matches!(n, Node::Bin(BvOp::Mul, ..)))
 }
 
 /// True when some lane's root is a select with a lane-wide zero arm.
