@@ -1,7 +1,8 @@
 //! Differential testing of a spec against an oracle.
 //!
 //! Cases come from quickcheck's `Gen` with edge values (0, all-ones, MIN, MAX,
-//! alternating bits, 1) mixed into every element width, and near-equal
+//! alternating bits, 1) and small values (shift counts, indices) mixed into
+//! every element width, and near-equal
 //! operand pairs so comparisons see both outcomes. Cases are generated up
 //! front and run as one batch, because emulator oracles pay per process. A
 //! failing case is shrunk (operands, then 64-bit words, then bytes, towards
@@ -102,7 +103,13 @@ impl CaseGen {
         let edges = edge_values(e);
         let mut v = BitVec::zero(w);
         for k in 0..w / e {
-            let elem = if pick(g, 10) < 4 { edges[pick(g, 7) as usize].clone() } else { random_bits(g, e) };
+            // Small values (up to twice the element width) are shift counts
+            // and indices near their limits; uniform bits almost never are.
+            let elem = match pick(g, 10) {
+                0..=3 => edges[pick(g, 7) as usize].clone(),
+                4 => BitVec::from_u64(e, u64::from(pick(g, 2 * e + 1))),
+                _ => random_bits(g, e),
+            };
             v = v.or(&elem.zext(w).shl_u((k * e) as u64));
         }
         v
