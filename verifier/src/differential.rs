@@ -150,9 +150,13 @@ impl CaseGen {
                 },
                 Ty::Bv(w) => {
                     // Sometimes a near copy of an earlier operand, so equal
-                    // elements (cmpeq, min/max ties) are common.
+                    // elements (cmpeq, min/max ties) are common; sometimes a
+                    // small number in the whole operand, as a shift count
+                    // held in a vector register (psrlw xmm) reads it.
                     let earlier: Vec<&BitVec> = out.iter().filter(|o| o.width() == w).collect();
-                    if !earlier.is_empty() && pick(g, 4) == 0 {
+                    if pick(g, 8) == 0 {
+                        BitVec::from_u64(w, u64::from(pick(g, 129)))
+                    } else if !earlier.is_empty() && pick(g, 4) == 0 {
                         let base = earlier[pick(g, earlier.len() as u32) as usize].clone();
                         Self::near_copy(g, &base)
                     } else {
