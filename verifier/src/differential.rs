@@ -115,6 +115,20 @@ impl CaseGen {
         v
     }
 
+    /// Every element (of a random width) at most twice its width.
+    fn small_elements(g: &mut Gen, w: u32) -> BitVec {
+        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
+        if widths.is_empty() {
+            return BitVec::from_u64(w, u64::from(pick(g, 2 * w.min(64) + 1)));
+        }
+        let e = widths[pick(g, widths.len() as u32) as usize];
+        let mut v = BitVec::zero(w);
+        for k in 0..w / e {
+            v = v.or(&BitVec::from_u64(w, u64::from(pick(g, 2 * e + 1))).shl_u((k * e) as u64));
+        }
+        v
+    }
+
     /// `base` with whole elements (of a random width) kept or replaced, so
     /// that per-element equality holds in some lanes and not in others.
     fn near_copy(g: &mut Gen, base: &BitVec) -> BitVec {
@@ -145,17 +159,21 @@ impl CaseGen {
                 },
                 Ty::Mask(w) => match pick(g, 6) {
                     0 => BitVec::zero(w),
-                    1 => BitVec::ones(w),
+                    1 | 2 => BitVec::ones(w),
                     _ => random_bits(g, w),
                 },
                 Ty::Bv(w) => {
                     // Sometimes a near copy of an earlier operand, so equal
-                    // elements (cmpeq, min/max ties) are common; sometimes a
-                    // small number in the whole operand, as a shift count
-                    // held in a vector register (psrlw xmm) reads it.
+                    // elements (cmpeq, min/max ties) are common. Sometimes
+                    // small counts: every element small (per-element shifts,
+                    // where one lane's count must be small while its mask
+                    // bit and sign bit are set), or the whole operand one
+                    // small number (a shift count in a vector register).
                     let earlier: Vec<&BitVec> = out.iter().filter(|o| o.width() == w).collect();
                     if pick(g, 8) == 0 {
                         BitVec::from_u64(w, u64::from(pick(g, 129)))
+                    } else if pick(g, 6) == 0 {
+                        Self::small_elements(g, w)
                     } else if !earlier.is_empty() && pick(g, 4) == 0 {
                         let base = earlier[pick(g, earlier.len() as u32) as usize].clone();
                         Self::near_copy(g, &base)
