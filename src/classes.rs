@@ -117,7 +117,7 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
             shared_classes: f.shared_classes as u64,
             shared_ratio: f.shared_ratio(),
             baseline: baseline.as_ref().map(|b| b.name.clone()).unwrap_or_default(),
-            baseline_classes: f.baseline_ratio().map(|_| f.baseline_classes as u64),
+            baseline_classes: (f.shared > 0).then_some(f.baseline_classes as u64),
             baseline_ratio: f.baseline_ratio(),
         })
         .collect();

@@ -292,24 +292,7 @@ impl<'a> Interp<'a> {
                 let (Value::Bits(ta, x), Value::Bits(_, y)) = (&va, &vb) else {
                     return self.pointer_compare(*op, &va, &vb, t);
                 };
-                let name = match op {
-                    BinOp::Add => "add",
-                    BinOp::Sub => "sub",
-                    BinOp::Mul => "mul",
-                    BinOp::Div => "div",
-                    BinOp::Mod => "mod",
-                    BinOp::Min => "min",
-                    BinOp::Max => "max",
-                    BinOp::Eq => "eq",
-                    BinOp::Ne => "ne",
-                    BinOp::Lt => "lt",
-                    BinOp::Le => "le",
-                    BinOp::Gt => "gt",
-                    BinOp::Ge => "ge",
-                    BinOp::And => "and",
-                    BinOp::Or => "or",
-                };
-                Value::Bits(t, self.op(name, &sen(*ta), &[x, y])?)
+                Value::Bits(t, self.op(op.op_name(), &sen(*ta), &[x, y])?)
             }
             ExprKind::Not(a) => {
                 let (ta, x) = self.bits(a)?;

@@ -15,8 +15,9 @@ pub struct SpecLibrary {
     defs: HashMap<String, Def>,
     /// Generic instructions, instantiated on demand.
     generics: HashMap<String, Arc<Instr>>,
-    /// Keyed by generic name and arguments; the interpreter looks up one per op.
-    instances: Mutex<HashMap<(String, Vec<i128>), Instance>>,
+    /// By generic name, then arguments: both levels look up borrowed keys,
+    /// and the interpreter looks up one instance per op it runs.
+    instances: Mutex<HashMap<String, HashMap<Vec<i128>, Instance>>>,
 }
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
@@ -138,15 +139,14 @@ impl SpecLibrary {
         let Some(g) = self.generics.get(name) else {
             return Err(Diagnostic::new(name, Default::default(), format!("no generic instruction `{name}`")));
         };
-        if let Some(r) = self.instances.lock().expect("instance cache").get(&(name, args) as &dyn InstanceKey) {
+        if let Some(r) = self.instances.lock().expect("instance cache").get(name).and_then(|m| m.get(args)) {
             return r.clone();
         }
-        let key = (name.to_string(), args.to_vec());
         let r = g.instantiate(args).and_then(|i| {
             let s = unroll(&i, &self.defs)?;
             Ok((Arc::new(i), Arc::new(s)))
         });
-        self.instances.lock().expect("instance cache").insert(key, r.clone());
+        self.instances.lock().expect("instance cache").entry(name.to_string()).or_default().insert(args.to_vec(), r.clone());
         r
     }
 
@@ -157,39 +157,3 @@ impl SpecLibrary {
     }
 }
 
-/// Borrowed lookup of `(String, Vec<i128>)` keys by `(&str, &[i128])`.
-trait InstanceKey {
-    fn parts(&self) -> (&str, &[i128]);
-}
-
-impl InstanceKey for (String, Vec<i128>) {
-    fn parts(&self) -> (&str, &[i128]) {
-        (&self.0, &self.1)
-    }
-}
-
-impl InstanceKey for (&str, &[i128]) {
-    fn parts(&self) -> (&str, &[i128]) {
-        (self.0, self.1)
-    }
-}
-
-impl<'a> std::borrow::Borrow<dyn InstanceKey + 'a> for (String, Vec<i128>) {
-    fn borrow(&self) -> &(dyn InstanceKey + 'a) {
-        self
-    }
-}
-
-impl PartialEq for dyn InstanceKey + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.parts() == other.parts()
-    }
-}
-
-impl Eq for dyn InstanceKey + '_ {}
-
-impl std::hash::Hash for dyn InstanceKey + '_ {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.parts().hash(h)
-    }
-}

@@ -85,6 +85,12 @@ fn pick(g: &mut Gen, n: u32) -> u32 {
     u32::arbitrary(g) % n
 }
 
+/// A random element width that divides `w`, if any does.
+fn element_width(g: &mut Gen, w: u32) -> Option<u32> {
+    let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
+    (!widths.is_empty()).then(|| widths[pick(g, widths.len() as u32) as usize])
+}
+
 impl CaseGen {
     pub fn new(instr: &Instr) -> Self {
         CaseGen { params: instr.params.iter().map(|p| p.ty).collect() }
@@ -95,11 +101,9 @@ impl CaseGen {
     }
 
     fn vector(g: &mut Gen, w: u32) -> BitVec {
-        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
-        if widths.is_empty() {
+        let Some(e) = element_width(g, w) else {
             return random_bits(g, w);
-        }
-        let e = widths[pick(g, widths.len() as u32) as usize];
+        };
         let edges = edge_values(e);
         let mut v = BitVec::zero(w);
         for k in 0..w / e {
@@ -117,11 +121,9 @@ impl CaseGen {
 
     /// Every element (of a random width) at most twice its width.
     fn small_elements(g: &mut Gen, w: u32) -> BitVec {
-        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
-        if widths.is_empty() {
+        let Some(e) = element_width(g, w) else {
             return BitVec::from_u64(w, u64::from(pick(g, 2 * w.min(64) + 1)));
-        }
-        let e = widths[pick(g, widths.len() as u32) as usize];
+        };
         let mut v = BitVec::zero(w);
         for k in 0..w / e {
             v = v.or(&BitVec::from_u64(w, u64::from(pick(g, 2 * e + 1))).shl_u((k * e) as u64));
@@ -133,11 +135,9 @@ impl CaseGen {
     /// that per-element equality holds in some lanes and not in others.
     fn near_copy(g: &mut Gen, base: &BitVec) -> BitVec {
         let w = base.width();
-        let widths: Vec<u32> = ELEMENT_WIDTHS.iter().copied().filter(|&e| e <= w && w.is_multiple_of(e)).collect();
-        if widths.is_empty() {
+        let Some(e) = element_width(g, w) else {
             return base.clone();
-        }
-        let e = widths[pick(g, widths.len() as u32) as usize];
+        };
         let noise = Self::vector(g, w);
         let mut keep = BitVec::zero(w);
         for k in 0..w / e {

@@ -1104,17 +1104,7 @@ impl<'g> Emitter<'g> {
             });
         }
         let it = int_type(t, op.symbol())?;
-        let name = match op {
-            BinOp::Add => "add",
-            BinOp::Sub => "sub",
-            BinOp::Mul => "mul",
-            BinOp::Div => "div",
-            BinOp::Mod => "mod",
-            BinOp::Min => "min",
-            BinOp::Max => "max",
-            _ => unreachable!(),
-        };
-        let h = ops::binop(&mut self.g.helpers, name, it);
+        let h = ops::binop(&mut self.g.helpers, op.op_name(), it);
         Ok(format!("{h}({a}, {b})"))
     }
 
