@@ -10,6 +10,11 @@ Usage (from anywhere; paths are relative to this file):
     python3 benchmarks/generate.py                  # all 33 kernels
     python3 benchmarks/generate.py sobel3x3 add     # only these (manifest entries of the others are kept)
     python3 benchmarks/generate.py --list           # kernel names, one a line
+    python3 benchmarks/generate.py --suite DIR      # write DIR/stmt, DIR/manifest.json, DIR/build/halide
+
+The Halide release is whichever `import halide` finds; the manifest records
+it. benchmarks/halide19.sh runs this script with Halide 19 from its own venv
+into benchmarks/halide19/.
 
 For every kernel <name> (kernels/<name>.py, whose build() returns the output
 Func, its arguments and their benchmark sizes; see kernels/_common.py) it
@@ -19,7 +24,8 @@ writes
     build/halide/<name>.o        object code, function <name>   (not committed)
     build/halide/<name>.h        its C header                   (not committed)
 
-and updates manifest.json (committed): for each kernel the function name and
+(under the suite folder, benchmarks/ by default) and updates manifest.json
+(committed): for each kernel the function name and
 its arguments in call order with their types and benchmark extents (see
 README.md). It also writes build/halide/runtime.o, one standalone Halide
 runtime to link the objects against.
@@ -40,11 +46,24 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.join(HERE, "kernels")
+# The suite folder's parts; set_suite() moves them.
 STMT_DIR = os.path.join(HERE, "stmt")
 BUILD_DIR = os.path.join(HERE, "build", "halide")
 MANIFEST = os.path.join(HERE, "manifest.json")
 
-HALIDE_VERSION = "21.0.0"
+
+def set_suite(folder):
+    global STMT_DIR, BUILD_DIR, MANIFEST
+    folder = os.path.abspath(folder)
+    STMT_DIR = os.path.join(folder, "stmt")
+    BUILD_DIR = os.path.join(folder, "build", "halide")
+    MANIFEST = os.path.join(folder, "manifest.json")
+
+
+def halide_version():
+    """The release of the Halide that `import halide` finds, e.g. 21.0.0."""
+    import importlib.metadata
+    return importlib.metadata.version("halide")
 
 # Halide's "avx512" feature alone is AVX512F+CD: without BW it has no 512-bit
 # byte or word instructions, its natural vector is 256 bits and LLVM splits
@@ -80,10 +99,58 @@ def type_name(t):
     raise ValueError("benchmark kernels are integer only, got %s" % t)
 
 
+def install_polyfills(hl):
+    """Halide 19's Python bindings lack some of the fixed-point intrinsics the
+    kernels call (Halide 21 has them all; then this does nothing). Each stand-in
+    is written in Halide 19's own operators and computes exactly what Halide
+    21's intrinsic does (the meanings in frontends/halide/fpir.sema), so the
+    generators stay unchanged. Halide 19's simplifier and FindIntrinsics are
+    free to re-form its own intrinsics from them, and do."""
+
+    def expr(e):
+        return e if isinstance(e, hl.Expr) else hl.Expr(e)
+
+    def wider(t, signed=None):
+        signed = t.is_int() if signed is None else signed
+        return hl.Int(2 * t.bits()) if signed else hl.UInt(2 * t.bits())
+
+    def widening_mul(a, b):
+        a, b = expr(a), expr(b)
+        w = wider(a.type(), a.type().is_int() or b.type().is_int())
+        return hl.cast(w, a) * hl.cast(w, b)
+
+    def saturating_add(a, b):
+        a, b = expr(a), expr(b)
+        t = a.type()
+        return hl.saturating_cast(t, hl.cast(wider(t), a) + hl.cast(wider(t), b))
+
+    def rounding_shift_right(x, y):
+        # y > 0: round(x / 2^y), ties up, without overflow; y <= 0: x << -y.
+        x = expr(x)
+        if isinstance(y, int):
+            if y > 0:
+                return (x >> y) + ((x >> (y - 1)) & 1)
+            return x << -y
+        y = expr(y)
+        return hl.select(y > 0, (x >> y) + ((x >> (y - 1)) & 1), x << -y)
+
+    def rounding_mul_shift_right(a, b, q):
+        # saturating_narrow(rounding_shift_right(widening_mul(a, b), q)).
+        a = expr(a)
+        return hl.saturating_cast(a.type(), rounding_shift_right(widening_mul(a, b), q))
+
+    for name, f in [("widening_mul", widening_mul), ("saturating_add", saturating_add),
+                    ("rounding_shift_right", rounding_shift_right),
+                    ("rounding_mul_shift_right", rounding_mul_shift_right)]:
+        if not hasattr(hl, name):
+            setattr(hl, name, f)
+
+
 def compile_one(name):
     """Compiles kernel `name` (in this process) and returns its manifest entry."""
     import halide as hl
 
+    install_polyfills(hl)
     sys.dont_write_bytecode = True  # no __pycache__ in kernels/
     sys.path.insert(0, KERNEL_DIR)
     kernel = importlib.import_module(name).build()
@@ -117,10 +184,10 @@ def compile_one(name):
     return {"function": name, "args": args}
 
 
-def run_worker(name):
+def run_worker(name, suite):
     """Runs `generate.py --worker name` and returns (name, entry, seconds)."""
     t0 = time.time()
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name],
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--suite", suite, "--worker", name],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("%s failed:\n%s%s" % (name, r.stdout, r.stderr))
@@ -162,8 +229,12 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the kernel names and exit")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="kernels compiled in parallel (default: number of CPUs)")
+    ap.add_argument("--suite", metavar="DIR", default=HERE,
+                    help="suite folder to write stmt/, manifest.json and build/halide/ into "
+                         "(default: benchmarks/)")
     ap.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     opts = ap.parse_args()
+    set_suite(opts.suite)
 
     if opts.worker:
         print(json.dumps(compile_one(opts.worker)))
@@ -181,19 +252,20 @@ def main():
     os.makedirs(STMT_DIR, exist_ok=True)
     os.makedirs(BUILD_DIR, exist_ok=True)
 
-    manifest = {"halide": HALIDE_VERSION, "target": TARGET, "kernels": {}}
+    manifest = {"halide": halide_version(), "target": TARGET, "kernels": {}}
     if os.path.exists(MANIFEST):
         with open(MANIFEST) as f:
             manifest["kernels"].update(json.load(f).get("kernels", {}))
 
     runtime = os.path.join(BUILD_DIR, "runtime.o")
+    print("halide %s, suite %s" % (halide_version(), os.path.relpath(os.path.dirname(MANIFEST))), flush=True)
     print("runtime  build/halide/runtime.o (%s)" % RUNTIME_TARGET, flush=True)
     hl.compile_standalone_runtime(runtime, hl.Target(RUNTIME_TARGET))
 
     failed = []
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        futures = {pool.submit(run_worker, n): n for n in names}
+        futures = {pool.submit(run_worker, n, opts.suite): n for n in names}
         for fut in concurrent.futures.as_completed(futures):
             n = futures[fut]
             done += 1
