@@ -47,6 +47,7 @@ pub mod types;
 
 pub use ast::*;
 pub use misaal_isa::Diagnostic;
+pub use print::Dialect;
 pub use types::{HandleName, Type, TypeCode};
 
 /// The parser recurses once per nesting level, at up to ~16 KiB a level in

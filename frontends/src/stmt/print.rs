@@ -5,6 +5,11 @@
 //! load whose name is not bound by an enclosing `let`, `for` or `allocate`;
 //! nested binary operators are parenthesized; one space indents each level.
 //! Shuffles print in the most specific of Halide's spellings.
+//!
+//! [`Module::print_as`] prints in another release's style instead
+//! ([`Dialect`]): Halide 19 parenthesizes a binary operator inside a cast
+//! (`uint8((a/b))`), and prints a `vector_reduce_*` operand with a fresh
+//! printer, so names bound outside it get their `(type)` prefix again.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write};
@@ -12,27 +17,51 @@ use std::fmt::{self, Write};
 use super::ast::*;
 use super::types::{Type, round_float};
 
-impl fmt::Display for Module {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "module name={}, target={}", self.name, self.target)?;
+/// The Halide release whose Stmt printing to reproduce. The AST is the same
+/// for both; only where parentheses and `(type)` prefixes go differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// Halide 21 (`Display`).
+    #[default]
+    Halide21,
+    /// Halide 19.
+    Halide19,
+}
+
+impl Module {
+    /// The module as the given Halide release prints it.
+    pub fn print_as(&self, dialect: Dialect) -> String {
+        let mut out = format!("module name={}, target={}\n", self.name, self.target);
         for b in &self.buffers {
-            writeln!(f, "buffer {b} = {{...}}\n")?;
+            let _ = writeln!(out, "buffer {b} = {{...}}\n");
         }
         for func in &self.funcs {
-            writeln!(f, "{func}")?;
+            let _ = writeln!(out, "{}", func.print_as(dialect));
         }
-        Ok(())
+        out
+    }
+}
+
+impl fmt::Display for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.print_as(Dialect::Halide21))
+    }
+}
+
+impl Func {
+    /// The function as the given Halide release prints it.
+    pub fn print_as(&self, dialect: Dialect) -> String {
+        let args: Vec<&str> = self.args.iter().map(|a| a.name.as_str()).collect();
+        let mut p = Printer { dialect, ..Printer::default() };
+        p.stmt(&self.body);
+        // Halide ends a function with a blank line.
+        format!("{} func {} ({}) {{\n{}}}\n\n", self.linkage.name(), self.name, args.join(", "), p.out)
     }
 }
 
 impl fmt::Display for Func {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let args: Vec<&str> = self.args.iter().map(|a| a.name.as_str()).collect();
-        writeln!(f, "{} func {} ({}) {{", self.linkage.name(), self.name, args.join(", "))?;
-        let mut p = Printer::default();
-        p.stmt(&self.body);
-        // Halide ends a function with a blank line.
-        write!(f, "{}}}\n\n", p.out)
+        f.write_str(&self.print_as(Dialect::Halide21))
     }
 }
 
@@ -58,6 +87,7 @@ struct Printer {
     indent: usize,
     /// Names bound in the enclosing scopes, with how many times.
     known: HashMap<String, usize>,
+    dialect: Dialect,
 }
 
 impl Printer {
@@ -307,7 +337,7 @@ impl Printer {
             }
             ExprKind::Cast(a) => {
                 let _ = write!(self.out, "{}(", e.ty);
-                self.expr(a, false);
+                self.expr(a, self.dialect == Dialect::Halide19);
                 self.out.push(')');
             }
             ExprKind::Reinterpret(a) => {
@@ -407,7 +437,15 @@ impl Printer {
             ExprKind::VectorReduce { op, value } => {
                 self.annotation(e.ty);
                 let _ = write!(self.out, "{}(", op.name());
-                self.expr(value, false);
+                if self.dialect == Dialect::Halide19 {
+                    // `<< op->value`: a fresh printer, knowing no names,
+                    // parenthesizing a binary operator.
+                    let known = std::mem::take(&mut self.known);
+                    self.expr(value, true);
+                    self.known = known;
+                } else {
+                    self.expr(value, false);
+                }
                 self.out.push(')');
             }
         }
