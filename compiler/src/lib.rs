@@ -5,3 +5,4 @@
 //! loads rulesets that `misaal-verifier` has audited.
 
 pub mod c;
+pub mod manifest;
