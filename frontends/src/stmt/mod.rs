@@ -1,4 +1,4 @@
-//! Halide 21's lowered Stmt text (`compile_to_lowered_stmt(...,
+//! Halide's lowered Stmt text, as Halide 21 and Halide 19 print it (`compile_to_lowered_stmt(...,
 //! StmtOutputFormat.Text)`), parsed into a typed AST.
 //!
 //! Stages: [`lexer`] (tokens), [`parser`] (syntax, scoping, and typing as it
@@ -20,8 +20,9 @@
 //!
 //! Types Halide leaves out are inferred: a bare integer is int32, a call or
 //! free variable printed without a `(type)` prefix is int32, a load has its
-//! buffer's element type (from `allocate` or the `NAME.type` check) and its
-//! index's lanes, and operators and intrinsics follow Halide's rules. A
+//! buffer's element type (from `allocate`, the `NAME.type` check, a bounds
+//! query, [`ParseOptions::buffer_types`], or the values stored to the buffer:
+//! see [`parser`]) and its index's lanes, and operators and intrinsics follow Halide's rules. A
 //! `(type)` prefix on a literal, variable, call or load states that node's
 //! own type (checked against the rules); `T(e)` and `(T)(e)` are casts.
 //!
@@ -35,8 +36,12 @@
 //!
 //! A line starting with `#` is a comment (Halide never prints one).
 //!
+//! Halide 19's Stmt reads the same; it prints a few parentheses and types
+//! differently, which [`Module::print_as`] reproduces ([`Dialect`]).
+//!
 //! `samples/` holds Stmt files from Halide 21 (`samples/gen.py` makes them)
-//! that `tests/stmt_corpus.rs` parses and prints back byte for byte.
+//! that `tests/stmt_corpus.rs` parses and prints back byte for byte, as it
+//! does every benchmark Stmt, Halide 21's and Halide 19's.
 
 pub mod ast;
 pub mod infer;
@@ -47,6 +52,7 @@ pub mod types;
 
 pub use ast::*;
 pub use misaal_isa::Diagnostic;
+pub use parser::{ParseOptions, buffer_type_arg};
 pub use print::Dialect;
 pub use types::{HandleName, Type, TypeCode};
 
@@ -57,7 +63,13 @@ const PARSE_STACK: usize = 64 << 20;
 
 /// Parses and type-checks one Stmt file; `file` names it in diagnostics.
 pub fn parse_module(file: &str, text: &str) -> Result<Module, Diagnostic> {
-    let run = || lexer::lex(file, text).and_then(|toks| parser::parse(file, toks));
+    parse_module_with(file, text, &ParseOptions::default())
+}
+
+/// [`parse_module`], told what `opts` says (buffer element types the Stmt
+/// does not give).
+pub fn parse_module_with(file: &str, text: &str, opts: &ParseOptions) -> Result<Module, Diagnostic> {
+    let run = || lexer::lex(file, text).and_then(|toks| parser::parse_with(file, toks, opts));
     std::thread::scope(|s| match std::thread::Builder::new().stack_size(PARSE_STACK).spawn_scoped(s, run) {
         Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
         Err(_) => run(),

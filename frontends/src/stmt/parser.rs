@@ -4,9 +4,24 @@
 //! rest of their block. Every expression is typed when it is built (rules in
 //! `infer`), so a type error points at the text that caused it. Buffers
 //! that no `allocate` in scope types (function arguments, and buffers a
-//! parallel-loop closure reaches through a pointer) take their element type
-//! from a scan of the whole file for `NAME.type == (uint32)CODE` checks and
-//! `allocate NAME[TYPE ...]` lines.
+//! parallel-loop closure reaches through a pointer) take their element type,
+//! first found first, from:
+//!
+//! 1. a scan of the whole file for `NAME.type == (uint32)CODE` checks, the
+//!    type code and bits of a bounds query's `_halide_buffer_init(NAME.buffer,
+//!    ...)`, and `allocate NAME[TYPE ...]` lines;
+//! 2. [`ParseOptions::buffer_types`] (`misaal compile --buffer-type`);
+//! 3. the Stmt's use of the buffer: the value stored to it, or a load printed
+//!    with its type, `(uint8x64)NAME[...]`.
+//!
+//! A Stmt printed with `no_asserts` has no `.type` checks, and with
+//! `no_bounds_query` no `_halide_buffer_init` either, so an input buffer is
+//! typed by (2) or (3) or not at all. As (3) may come after a load of the
+//! same buffer, types are found first by discovery passes: there a load of a
+//! buffer without a type is a placeholder, and a store learns its buffer's
+//! type only from a value no placeholder reached (through `let`s too). Passes
+//! repeat while they learn; a last, strict pass then reports a buffer still
+//! without a type by its name and line.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,22 +39,103 @@ const MAX_DEPTH: u32 = 200;
 
 type PResult<T> = Result<T, Diagnostic>;
 
+/// What a parse is told besides the text.
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    /// Element types of buffers, by name, for those the Stmt does not type
+    /// (`--buffer-type NAME=TYPE`). Where the Stmt also gives one, the two
+    /// must agree.
+    pub buffer_types: Vec<(String, Type)>,
+}
+
+/// Reads a `NAME=TYPE` buffer type as `--buffer-type` takes it, e.g.
+/// `input=uint8`; TYPE is a scalar Halide type word.
+pub fn buffer_type_arg(s: &str) -> Result<(String, Type), String> {
+    let (name, word) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=TYPE (e.g. input=uint8)"))?;
+    let (name, word) = (name.trim(), word.trim());
+    if name.is_empty() {
+        return Err(format!("`{s}` names no buffer"));
+    }
+    match Type::from_word(word) {
+        Some(t) if t.is_scalar() => Ok((name.to_string(), t)),
+        _ => Err(format!("`{word}` is not a scalar Halide type such as uint8, int16 or float32")),
+    }
+}
+
 pub fn parse(file: &str, toks: Vec<Token>) -> PResult<Module> {
+    parse_with(file, toks, &ParseOptions::default())
+}
+
+pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<Module> {
     let scan = Scan::new(&toks);
-    let mut p = Parser { file, toks, pos: 0, depth: 0, scan, scope: Scope::default(), func: FuncInfo::default() };
-    p.module()
+    let mut given = HashMap::new();
+    for (name, t) in &opts.buffer_types {
+        let t = t.element();
+        if let Some((stated, span, how)) = scan.stated(name)
+            && stated != t
+        {
+            return Err(Diagnostic::new(file, span, format!("--buffer-type {name}={t}, but {how} at line {} makes `{name}` {stated}", span.line)));
+        }
+        if given.insert(name.clone(), t).is_some_and(|old| old != t) {
+            return Err(Diagnostic::new(file, Span { line: 1, col: 1 }, format!("--buffer-type gives `{name}` two types")));
+        }
+    }
+    let parser = |learned: &HashMap<String, Type>, discovery: bool| Parser {
+        file,
+        toks: toks.clone(),
+        pos: 0,
+        depth: 0,
+        scan: scan.clone(),
+        given: given.clone(),
+        learned: learned.clone(),
+        discovery,
+        placeholders: 0,
+        tainted: HashSet::new(),
+        used: HashSet::new(),
+        scope: Scope::default(),
+        func: FuncInfo::default(),
+    };
+    let finish = |p: &Parser, m: Module| -> PResult<Module> {
+        let mut unused: Vec<&String> = given.keys().filter(|n| !p.used.contains(*n)).collect();
+        unused.sort();
+        match unused.first() {
+            Some(n) => Err(Diagnostic::new(file, Span { line: 1, col: 1 }, format!("--buffer-type names `{n}`, but no buffer of the Stmt is called that"))),
+            None => Ok(m),
+        }
+    };
+    let mut learned = HashMap::new();
+    loop {
+        let mut p = parser(&learned, true);
+        let r = p.module();
+        if p.placeholders == 0 {
+            // Every buffer had its type: this was a strict parse.
+            return r.and_then(|m| finish(&p, m));
+        }
+        if p.learned.len() == learned.len() {
+            break;
+        }
+        learned = p.learned;
+    }
+    let mut p = parser(&learned, false);
+    let m = p.module()?;
+    finish(&p, m)
 }
 
 /// Facts gathered from the whole token stream before parsing.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Scan {
     /// Element types from `NAME.type == (uint32)CODE`.
-    checked_types: HashMap<String, Type>,
+    checked_types: HashMap<String, (Type, Span)>,
+    /// Element types (and dimensions) from a bounds query's
+    /// `_halide_buffer_init(NAME.buffer, shape, host, device, interface,
+    /// CODE, BITS, DIMS, ...)`.
+    init_types: HashMap<String, (Type, Span)>,
     /// Element types from `allocate NAME[TYPE ...]`, anywhere in the file.
-    allocated_types: HashMap<String, Type>,
-    /// From `NAME.dimensions == N`.
+    allocated_types: HashMap<String, (Type, Span)>,
+    /// From `NAME.dimensions == N`, or a bounds query's DIMS.
     dims: HashMap<String, u32>,
-    /// One more than the largest K of any name `NAME.extent.K`.
+    /// One more than the largest K of any name `NAME.extent.K`,
+    /// `NAME.min.K` or `NAME.stride.K`.
     extent_dims: HashMap<String, u32>,
 }
 
@@ -58,7 +154,7 @@ impl Scan {
                     (tok(i + 1), tok(i + 2), ident(i + 3), tok(i + 4), tok(i + 5))
                     && let Some(t) = Type::from_buffer_code(*code)
                 {
-                    s.checked_types.entry(buf.to_string()).or_insert(t);
+                    s.checked_types.entry(buf.to_string()).or_insert((t, toks[i].span));
                 }
             } else if let Some(buf) = name.strip_suffix(".dimensions") {
                 if let (Some(Tok::EqEq), Some(Tok::Int(n))) = (tok(i + 1), tok(i + 2)) {
@@ -68,9 +164,12 @@ impl Scan {
                 if let (Some(buf), Some(Tok::LBracket), Some(word)) = (ident(i + 1), tok(i + 2), ident(i + 3))
                     && let Some(t) = Type::from_word(word)
                 {
-                    s.allocated_types.entry(buf.to_string()).or_insert(t.element());
+                    s.allocated_types.entry(buf.to_string()).or_insert((t.element(), toks[i + 1].span));
                 }
-            } else if let Some((buf, k)) = name.rsplit_once(".extent.")
+            } else if name == "_halide_buffer_init" {
+                s.buffer_init(toks, i);
+            } else if let Some((buf, k)) =
+                name.rsplit_once(".extent.").or_else(|| name.rsplit_once(".min.")).or_else(|| name.rsplit_once(".stride."))
                 && let Ok(k) = k.parse::<u32>()
             {
                 let d = s.extent_dims.entry(buf.to_string()).or_insert(0);
@@ -78,6 +177,69 @@ impl Scan {
             }
         }
         s
+    }
+
+    /// `_halide_buffer_init(...)` at token `i`: records the type and
+    /// dimensions of the buffer its first argument names, when the type code,
+    /// bits and dimensions are literals.
+    fn buffer_init(&mut self, toks: &[Token], i: usize) {
+        if toks.get(i + 1).map(|t| &t.tok) != Some(&Tok::LParen) {
+            return;
+        }
+        // The top-level arguments, as token ranges.
+        let mut args: Vec<(usize, usize)> = Vec::new();
+        let (mut depth, mut start) = (0usize, i + 2);
+        for (k, t) in toks.iter().enumerate().skip(i + 1) {
+            match t.tok {
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        args.push((start, k));
+                        break;
+                    }
+                }
+                Tok::Comma if depth == 1 => {
+                    args.push((start, k));
+                    start = k + 1;
+                }
+                Tok::Eof => return,
+                _ => {}
+            }
+        }
+        let Some(&(b0, b1)) = args.first() else { return };
+        let Some(buf) = toks[b0..b1].iter().find_map(|t| match &t.tok {
+            Tok::Ident(n) => n.strip_suffix(".buffer"),
+            _ => None,
+        }) else {
+            return;
+        };
+        let int = |a: usize| match args.get(a) {
+            Some(&(s, e)) if e == s + 1 => match toks[s].tok {
+                Tok::Int(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Some(code), Some(bits), Some(dims)) = (int(5), int(6), int(7))
+            && code < 4
+            && bits < 256
+            && let Some(t) = Type::from_buffer_code(code | bits << 8 | 1 << 16)
+        {
+            self.init_types.entry(buf.to_string()).or_insert((t, toks[i].span));
+            if let Ok(d) = u32::try_from(dims) {
+                self.dims.entry(buf.to_string()).or_insert(d);
+            }
+        }
+    }
+
+    /// The element type the file states for buffer `name` (not counting
+    /// stores and loads), with where and how.
+    fn stated(&self, name: &str) -> Option<(Type, Span, &'static str)> {
+        let pick = |m: &HashMap<String, (Type, Span)>, how| m.get(name).map(|&(t, s)| (t, s, how));
+        pick(&self.checked_types, "its `.type` check")
+            .or_else(|| pick(&self.init_types, "its bounds query"))
+            .or_else(|| pick(&self.allocated_types, "its allocation"))
     }
 }
 
@@ -170,6 +332,21 @@ struct Parser<'a> {
     pos: usize,
     depth: u32,
     scan: Scan,
+    /// Element types from [`ParseOptions::buffer_types`].
+    given: HashMap<String, Type>,
+    /// Element types the Stmt's stores and typed loads gave buffers the
+    /// file states none for.
+    learned: HashMap<String, Type>,
+    /// A discovery pass: a load of a buffer without a type is a placeholder
+    /// (int32) instead of an error.
+    discovery: bool,
+    /// Placeholders made so far: loads of buffers without a type, and uses
+    /// of `let` names whose value reached one.
+    placeholders: u32,
+    /// `let` names whose value a placeholder reached.
+    tainted: HashSet<String>,
+    /// Buffer names loaded, stored or passed as arguments.
+    used: HashSet<String>,
     scope: Scope,
     func: FuncInfo,
 }
@@ -325,14 +502,17 @@ impl Parser<'_> {
     }
 
     /// An argument's kind, from how the body used it.
-    fn arg(&self, name: String, span: Span) -> PResult<Arg> {
+    fn arg(&mut self, name: String, span: Span) -> PResult<Arg> {
+        self.used.insert(name.clone());
         let kind = if self.func.free.contains_key(&format!("{name}.buffer")) {
-            let ty = self
-                .scan
-                .checked_types
-                .get(&name)
-                .copied()
-                .ok_or_else(|| self.err(span, format!("no `{name}.type` check gives the element type of buffer argument `{name}`")))?;
+            let ty = match self.buffer_type_opt(&name) {
+                Some(t) => t,
+                None if self.discovery => {
+                    self.placeholders += 1;
+                    Type::I32
+                }
+                None => return Err(self.unknown_buffer(&name, span)),
+            };
             let dims = self.scan.dims.get(&name).or_else(|| self.scan.extent_dims.get(&name)).copied().unwrap_or(0);
             ArgKind::Buffer { ty, dims }
         } else if let Some((ty, _)) = self.func.free.get(&name) {
@@ -485,7 +665,7 @@ impl Parser<'_> {
         self.bump();
         let (name, _) = self.ident("a name")?;
         self.expect(Tok::Assign, "`=`")?;
-        let value = self.expr()?;
+        let value = self.let_value(&name)?;
         if self.is_ident(0, "in") && !self.peek().starts_line {
             let e = self.let_body(name, value)?;
             return Ok(Item::Stmt(Stmt::Evaluate(e)));
@@ -590,11 +770,13 @@ impl Parser<'_> {
 
     /// `NAME[INDEX] = VALUE [if PRED]`, `pred` from a `predicate (...)` line.
     fn store(&mut self, mut predicate: Option<Expr>) -> PResult<Stmt> {
-        let (name, nspan) = self.ident("a buffer name")?;
+        let (name, _) = self.ident("a buffer name")?;
         let (index, alignment) = self.index()?;
         self.expect(Tok::Assign, "`=`")?;
         let vspan = self.span();
+        let before = self.placeholders;
         let mut value = self.expr()?;
+        let clean = self.placeholders == before;
         if self.is_ident(0, "if") && !self.peek().starts_line {
             let pspan = self.span();
             self.bump();
@@ -609,7 +791,20 @@ impl Parser<'_> {
         {
             return Err(self.err(vspan, format!("type mismatch: store predicate is {}, not uint1x{lanes}", p.ty)));
         }
-        let elem = self.buffer_type(&name, nspan)?;
+        self.used.insert(name.clone());
+        let elem = match self.buffer_type_opt(&name) {
+            Some(t) => t,
+            None => {
+                // The stored value types the buffer (a bare literal is int32:
+                // Halide prints any other literal with its type), unless a
+                // placeholder reached it.
+                let t = value.ty.element();
+                if clean {
+                    self.learned.insert(name.clone(), t);
+                }
+                t
+            }
+        };
         if infer::is_bare_literal(&value) && elem != Type::I32 {
             value = infer::coerce_literal(value, elem.with_lanes(lanes)).map_err(|m| self.err(vspan, m))?;
         }
@@ -644,20 +839,24 @@ impl Parser<'_> {
         Ok((index, alignment))
     }
 
-    /// The element type of buffer `name` (allocation in scope, else the file scan).
-    fn buffer_type(&self, name: &str, span: Span) -> PResult<Type> {
-        self.buffer_type_opt(name).ok_or_else(|| self.unknown_buffer(name, span))
-    }
-
     fn unknown_buffer(&self, name: &str, span: Span) -> Diagnostic {
-        self.err(span, format!("unknown buffer `{name}`: no allocation or `{name}.type` check gives its element type"))
+        self.err(
+            span,
+            format!(
+                "unknown buffer `{name}` at line {}: no `{name}.type` check, allocation, bounds query or store gives its element type; pass --buffer-type {name}=TYPE",
+                span.line
+            ),
+        )
     }
 
+    /// The element type of buffer `name`, if known (see the module comment
+    /// for where it comes from).
     fn buffer_type_opt(&self, name: &str) -> Option<Type> {
         self.scope
             .alloc(name)
-            .or_else(|| self.scan.checked_types.get(name).copied())
-            .or_else(|| self.scan.allocated_types.get(name).copied())
+            .or_else(|| self.scan.stated(name).map(|(t, _, _)| t))
+            .or_else(|| self.given.get(name).copied())
+            .or_else(|| self.learned.get(name).copied())
     }
 
     // ---- types ----
@@ -865,7 +1064,7 @@ impl Parser<'_> {
         if name == "let" && matches!(self.peek().tok, Tok::Ident(_)) && self.at(1).tok == Tok::Assign {
             let (var, _) = self.ident("a name")?;
             self.bump();
-            let value = self.expr()?;
+            let value = self.let_value(&var)?;
             if !self.is_ident(0, "in") || self.peek().starts_line {
                 return Err(self.expected("`in`"));
             }
@@ -933,7 +1132,20 @@ impl Parser<'_> {
         Ok(args)
     }
 
+    /// A `let`'s value; marks `name` when a placeholder reached it.
+    fn let_value(&mut self, name: &str) -> PResult<Expr> {
+        let before = self.placeholders;
+        let value = self.expr()?;
+        if self.placeholders > before {
+            self.tainted.insert(name.to_string());
+        }
+        Ok(value)
+    }
+
     fn var(&mut self, name: String, span: Span, annot: Option<(Type, Span)>) -> PResult<Expr> {
+        if self.tainted.contains(&name) {
+            self.placeholders += 1;
+        }
         let ty = if let Some(t) = self.scope.var(&name) {
             t
         } else if self.scope.alloc(&name).is_some() {
@@ -963,6 +1175,7 @@ impl Parser<'_> {
     fn load(&mut self, name: String, span: Span, annot: Option<(Type, Span)>) -> PResult<Expr> {
         let (index, alignment) = self.index()?;
         let lanes = index.ty.lanes;
+        self.used.insert(name.clone());
         let known = self.buffer_type_opt(&name);
         let ty = match (annot, known) {
             (Some((t, tspan)), known) => {
@@ -974,9 +1187,16 @@ impl Parser<'_> {
                 {
                     return Err(self.err(tspan, format!("type mismatch: `{name}` holds {k}, not {}", t.element())));
                 }
+                if known.is_none() {
+                    self.learned.insert(name.clone(), t.element());
+                }
                 t
             }
             (None, Some(k)) => k.with_lanes(lanes),
+            (None, None) if self.discovery => {
+                self.placeholders += 1;
+                Type::I32.with_lanes(lanes)
+            }
             (None, None) => return Err(self.unknown_buffer(&name, span)),
         };
         let mut predicate = None;
