@@ -33,7 +33,7 @@ fn templates(signed: bool, bits: u8) -> (Vec<String>, Vec<String>) {
         "uint8{L}(A < B)", "uint8{L}(A <= B)", "uint8{L}(A == B)", "uint8{L}(A != B)", "uint8{L}(A > B)", "uint8{L}(A >= B)",
         "select(A < B, A - B, B * A)", "uint8{L}(!(A < B) && (B != A))", "uint8{L}((A < B) || (A == B))",
         "shift_left(A, B)", "shift_right(A, B)", "shift_left(A, C)", "shift_right(A, C)",
-        "rounding_shift_left(A, B)", "rounding_shift_right(A, B)", "rounding_shift_right(A, C)",
+        "rounding_shift_left(A, B)", "rounding_shift_right(A, B)", "rounding_shift_left(A, C)", "rounding_shift_right(A, C)",
         "saturating_add(A, B)", "saturating_sub(A, B)", "halving_add(A, B)", "halving_sub(A, B)", "rounding_halving_add(A, B)",
         "absd(A, B)", "abs(A)", "bitwise_and(A, B)", "bitwise_or(A, B)", "bitwise_xor(A, B)", "bitwise_not(A)",
         "uint8{L}(bitwise_not(A < B))",
@@ -46,7 +46,7 @@ fn templates(signed: bool, bits: u8) -> (Vec<String>, Vec<String>) {
     if bits <= 32 {
         for s in [
             "widening_add(A, B)", "widening_sub(A, B)", "widening_mul(A, B)", "widening_mul(A, C)", "widening_mul(C, A)",
-            "widening_shift_left(A, B)", "widening_shift_right(A, B)", "widening_shift_left(A, C)",
+            "widening_shift_left(A, B)", "widening_shift_right(A, B)", "widening_shift_left(A, C)", "widening_shift_right(A, C)",
             "widen_right_add(W, A)", "widen_right_sub(W, A)", "widen_right_mul(W, A)",
         ] {
             both.push(s.to_string());

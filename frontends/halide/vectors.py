@@ -106,10 +106,12 @@ def lanes(kind, s, e, count):
     """`count` lanes of an operand kind; returns (values, (s, e) of the buffer)."""
     if kind == "v":
         return [value(s, e) for _ in range(count)], (s, e)
-    if kind == "amt":  # same type, magnitude below E
-        return [amount(s, e, e) for _ in range(count)], (s, e)
-    if kind == "wamt":  # same type, magnitude below 2E (widening shifts)
-        return [amount(s, e, min(2 * e, hi(s, e) + 1)) for _ in range(count)], (s, e)
+    if kind.startswith("amt:"):  # E bits of signedness given after the colon, magnitude below E
+        s2 = int(kind[4:])
+        return [amount(s2, e, e) for _ in range(count)], (s2, e)
+    if kind.startswith("wamt:"):  # the same, magnitude below 2E (widening shifts)
+        s2 = int(kind[5:])
+        return [amount(s2, e, min(2 * e, hi(s2, e) + 1)) for _ in range(count)], (s2, e)
     if kind == "q":  # unsigned E bits, below 2E
         return [amount(0, e, 2 * e) for _ in range(count)], (0, e)
     if kind == "wide":  # a value of twice the width, same signedness
@@ -212,8 +214,10 @@ def arith(s, e, n):
     for op, fn in binary.items():
         elementwise("arith", op, g, ["v", "v"], e, fn, s, e, n)
     elementwise("arith", "not", g, ["v"], e, lambda a: ~a, s, e, n)
-    elementwise("arith", "shl", g, ["v", "amt"], e, lambda a, b: a << b, s, e, n)
-    elementwise("arith", "shr", g, ["v", "amt"], e, lambda a, b: a >> b, s, e, n)
+    # Shifts: the amount has the value's width but either signedness (S2).
+    for s2 in (0, 1):
+        elementwise("arith", "shl", g + [s2], ["v", f"amt:{s2}"], e, lambda a, b: a << b, s, e, n)
+        elementwise("arith", "shr", g + [s2], ["v", f"amt:{s2}"], e, lambda a, b: a >> b, s, e, n)
     elementwise("arith", "count_leading_zeros", g, ["v"], e, hl.count_leading_zeros, s, e, n)
 
 
@@ -338,15 +342,17 @@ def fpir(s, e, n):
     ew("widen_right_add", ["wide", "v"], w, hl.widen_right_add)
     ew("widen_right_sub", ["wide", "v"], w, hl.widen_right_sub)
     ew("widen_right_mul", ["wide", "v"], w, hl.widen_right_mul)
-    ew("widening_shift_left", ["v", "wamt"], w, hl.widening_shift_left)
-    ew("widening_shift_right", ["v", "wamt"], w, hl.widening_shift_right)
+    for s2 in (0, 1):
+        ew("widening_shift_left", ["v", f"wamt:{s2}"], w, hl.widening_shift_left, g + [s2])
+        ew("widening_shift_right", ["v", f"wamt:{s2}"], w, hl.widening_shift_right, g + [s2])
     ew("saturating_add", ["v", "v"], e, hl.saturating_add)
     ew("saturating_sub", ["v", "v"], e, hl.saturating_sub)
     ew("halving_add", ["v", "v"], e, hl.halving_add)
     ew("halving_sub", ["v", "v"], e, hl.halving_sub)
     ew("rounding_halving_add", ["v", "v"], e, hl.rounding_halving_add)
-    ew("rounding_shift_left", ["v", "amt"], e, hl.rounding_shift_left)
-    ew("rounding_shift_right", ["v", "amt"], e, hl.rounding_shift_right)
+    for s2 in (0, 1):
+        ew("rounding_shift_left", ["v", f"amt:{s2}"], e, hl.rounding_shift_left, g + [s2])
+        ew("rounding_shift_right", ["v", f"amt:{s2}"], e, hl.rounding_shift_right, g + [s2])
     ew("mul_shift_right", ["v", "v", "q"], e, hl.mul_shift_right)
     ew("rounding_mul_shift_right", ["v", "v", "q"], e, hl.rounding_mul_shift_right)
     ew("absd", ["v", "v"], e, hl.absd)

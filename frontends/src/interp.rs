@@ -415,14 +415,16 @@ impl<'a> Interp<'a> {
             WideningMul => ("widening_mul", vec![g[0], g[1], g[2], sen(vals[1].0)[0]]),
             SaturatingCast => ("saturating_cast", vec![g[0], g[1], g[2], sen(t)[0], sen(t)[1]]),
             CountLeadingZeros => ("count_leading_zeros", g.to_vec()),
-            ShiftLeft => ("shl", g.to_vec()),
-            ShiftRight => ("shr", g.to_vec()),
+            // Shifts: <S, E, N> of the value, then S2, the amount's own
+            // signedness (Halide shifts an int16 value by a uint16 amount).
+            ShiftLeft => ("shl", vec![g[0], g[1], g[2], sen(vals[1].0)[0]]),
+            ShiftRight => ("shr", vec![g[0], g[1], g[2], sen(vals[1].0)[0]]),
+            WideningShiftLeft | WideningShiftRight | RoundingShiftLeft | RoundingShiftRight => (i.name(), vec![g[0], g[1], g[2], sen(vals[1].0)[0]]),
             BitwiseAnd => ("and", g.to_vec()),
             BitwiseOr => ("or", g.to_vec()),
             BitwiseXor => ("xor", g.to_vec()),
             BitwiseNot => ("not", g.to_vec()),
-            WideningAdd | WideningSub | WidenRightAdd | WidenRightSub | WidenRightMul | WideningShiftLeft | WideningShiftRight | RoundingShiftLeft
-            | RoundingShiftRight | SaturatingAdd | SaturatingSub | HalvingAdd | HalvingSub | RoundingHalvingAdd | MulShiftRight | RoundingMulShiftRight
+            WideningAdd | WideningSub | WidenRightAdd | WidenRightSub | WidenRightMul | SaturatingAdd | SaturatingSub | HalvingAdd | HalvingSub | RoundingHalvingAdd | MulShiftRight | RoundingMulShiftRight
             | Absd | Abs => {
                 // widen_right_* take the wide operand first; its <S, E, N> is the narrow one's.
                 let g = if matches!(i, WidenRightAdd | WidenRightSub | WidenRightMul) { sen(vals[1].0) } else { g };

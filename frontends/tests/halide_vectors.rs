@@ -79,6 +79,92 @@ fn every_vector_matches_halide() {
         let shown: Vec<&str> = mismatches.iter().take(200).map(|s| s.as_str()).collect();
         panic!("{} of {checked} vectors disagree with Halide:\n{}", mismatches.len(), shown.join("\n"));
     }
+    // The README states how many vectors this test checks and of how many ops.
+    assert_eq!(readme_number("checked against ", " vectors from Halide"), checked, "README's vector count (status table)");
+    assert_eq!(readme_number("| Halide IR and FPIR semantics (`frontends/halide/`) | ", " generic ops"), ops.len(), "README's op count (status table)");
+}
+
+/// The number the README writes between `before` and `after` (commas allowed).
+fn readme_number(before: &str, after: &str) -> usize {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    // Line breaks count as spaces: the sentence may wrap anywhere.
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}")).split_whitespace().collect::<Vec<_>>().join(" ");
+    let found: Vec<usize> = text
+        .match_indices(before)
+        .filter_map(|(i, _)| {
+            let rest = &text[i + before.len()..];
+            let digits = rest.find(after)?;
+            rest[..digits].replace(',', "").parse().ok()
+        })
+        .collect();
+    match found[..] {
+        [n] => n,
+        _ => panic!("README.md should state one number between {before:?} and {after:?}, found {found:?}"),
+    }
+}
+
+/// Every shift op has Halide vectors for all four pairs of value and amount
+/// signedness, with negative amounts among the signed ones: Halide's IR
+/// shifts an int16 value by a uint16 amount and a uint8 value by an int8
+/// one, and the verifier proves rules against these same specs.
+#[test]
+fn every_shift_has_vectors_for_each_value_and_amount_signedness() {
+    let text = std::fs::read_to_string(halide_spec_dir().join("vectors/arith.json")).unwrap()
+        + &std::fs::read_to_string(halide_spec_dir().join("vectors/fpir.json")).unwrap();
+    let mut missing = Vec::new();
+    for op in ["shl", "shr", "widening_shift_left", "widening_shift_right", "rounding_shift_left", "rounding_shift_right"] {
+        for s in 0..=1 {
+            for s2 in 0..=1 {
+                for e in [8, 16, 32] {
+                    let key = format!("{{\"op\":\"{op}\",\"generics\":[{s},{e},8,{s2}]");
+                    if !text.contains(&key) {
+                        missing.push(key);
+                    }
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "no Halide vectors for {missing:?}");
+}
+
+/// Values Halide 21's JIT gives for shifts whose amount's signedness differs
+/// from the value's (one lane each; see vectors.py for the full sets).
+#[test]
+fn mixed_signedness_shifts_follow_halide() {
+    let lib = lib();
+    let run = |op: &str, g: &[i128], a: i128, b: i128| -> i128 {
+        let (instr, sem) = lib.instantiate(op, g).unwrap_or_else(|e| panic!("{op}{g:?}: {e}"));
+        let w = instr.params[0].ty.width();
+        let out = sem.eval(&[BitVec::from_i128(w, a), BitVec::from_i128(w, b)]).unwrap();
+        let rw = instr.ret.width();
+        let v = out.to_u128() as i128;
+        if g[0] == 1 && (v >> (rw - 1)) & 1 == 1 { v - (1 << rw) } else { v }
+    };
+    // (op, <S, E, N, S2>, value, amount, Halide's result)
+    let cases: &[(&str, [i128; 4], i128, i128, i128)] = &[
+        // uint16 value, int16 amount: a negative amount reverses the shift.
+        ("shl", [0, 16, 1, 1], 65436, -3, 8179),
+        ("shr", [0, 16, 1, 1], 65436, -3, 64736),
+        ("widening_shift_left", [0, 16, 1, 1], 65436, -3, 8179),
+        ("widening_shift_right", [0, 16, 1, 1], 65436, -3, 523488),
+        ("rounding_shift_left", [0, 16, 1, 1], 65535, -1, 32768),
+        ("rounding_shift_right", [0, 16, 1, 1], 65535, -1, 65534),
+        // int16 value, uint16 amount: arithmetic right shifts, sign extension.
+        ("shl", [1, 16, 1, 0], -100, 3, -800),
+        ("shr", [1, 16, 1, 0], -100, 3, -13),
+        ("widening_shift_left", [1, 16, 1, 0], -32768, 1, -65536),
+        ("widening_shift_right", [1, 16, 1, 0], -100, 3, -13),
+        ("rounding_shift_left", [1, 16, 1, 0], -5, 3, -40),
+        ("rounding_shift_right", [1, 16, 1, 0], -100, 3, -12),
+    ];
+    let mut wrong = Vec::new();
+    for &(op, g, a, b, want) in cases {
+        let got = run(op, &g, a, b);
+        if got != want {
+            wrong.push(format!("{op}{g:?}({a}, {b}) = {got}, Halide gives {want}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Representative values of the parameters after <S, E, N>, for lane count n.
@@ -91,7 +177,11 @@ fn extra_params(op: &str, e: i128, n: i128) -> Vec<Vec<i128>> {
             .filter(|t| (n * e) % t[1] == 0)
             .map(|t| vec![t[0], t[1], n * e / t[1]])
             .collect(),
-        "widening_mul" => vec![vec![0], vec![1]],
+        // widening_mul's second operand and every shift's amount have their
+        // own signedness S2.
+        "widening_mul" | "shl" | "shr" | "widening_shift_left" | "widening_shift_right" | "rounding_shift_left" | "rounding_shift_right" => {
+            vec![vec![0], vec![1]]
+        }
         "deinterleave" => vec![vec![0], vec![1]],
         "concat" => vec![vec![1], vec![n], vec![3]],
         // slice<.., M, BEGIN, STRIDE>: contiguous, strided, reversed.
@@ -134,6 +224,7 @@ fn every_op_is_defined_for_every_type_and_lane_count() {
     }
     eprintln!("{count} instances, {too_wide_count} of them wider than {} bits", misaal_isa::bitvec::MAX_WIDTH);
     assert!(failures.is_empty(), "{} of {count} instances fail:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(readme_number("`frontends/tests/halide_vectors.rs` instantiates ", " combinations"), count, "README's instance count (Halide semantics)");
 }
 
 /// Whether an instantiation error is a width above the language's limit

@@ -2,9 +2,11 @@
 
     pip install halide==21.0.0 && python3 frontends/tests/interp_fixtures.py
 
-For every integer sample in frontends/src/stmt/samples/gen.py, sizes the
-inputs with infer_input_bounds, fills them with seeded random data, realizes
-the pipeline with Halide's JIT and writes inputs and output to
+For every integer sample in frontends/src/stmt/samples/gen.py, and the
+samples defined here (EXTRA, whose lowered Stmt this script writes to
+frontends/tests/interp_fixtures/<sample>.stmt), sizes the inputs with
+infer_input_bounds, fills them with seeded random data, realizes the
+pipeline with Halide's JIT and writes inputs and output to
 frontends/tests/interp_fixtures/<sample>.json.
 """
 import importlib.util, json, os, random, sys
@@ -19,6 +21,43 @@ SIZES = {1: [1024], 2: [256, 64], 3: [64, 16, 4]}
 # Not written: samples with explicit bounds these sizes break (interleave),
 # tuples (multi_out) and specialize (aborts inside Halide 21).
 SKIP = {"interleave", "multi_out", "specialize", "scalar_params"}
+
+x, y = hl.Var("x"), hl.Var("y")
+EXTRA = {}
+
+
+def extra(f):
+    EXTRA[f.__name__] = f
+    return f
+
+
+@extra
+def shift_signedness():
+    """Shifts whose amount's signedness differs from the value's, as Halide's
+    Stmt writes them: a 3x3 convolution's int16 sum (its taps become
+    shift_left(int16x32, x32((uint16)1 or 2))), widening_shift_right of it
+    by x32((uint16)4) to int32, and uint16 / uint8 values shifted by signed
+    amounts that are sometimes negative (which reverses the shift)."""
+    a = hl.ImageParam(hl.Int(16), 2, "in")
+    b = hl.ImageParam(hl.UInt(8), 2, "b")
+    k = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
+    sh = hl.Func("sh")
+    sh[x, y] = sum(hl.i16(k[j][i]) * a[x + i, y + j] for j in range(3) for i in range(3))
+    w = hl.Func("w")
+    w[x, y] = hl.widening_shift_right(sh[x, y], hl.u16(4))
+    amt = hl.Func("amt")
+    amt[x, y] = hl.i8(b[x, y] % 7) - 3
+    u = hl.Func("u")
+    u[x, y] = (hl.i32(hl.u16(a[x, y]) >> hl.i16(amt[x, y])) + hl.i32(hl.u16(a[x, y + 1]) << hl.i16(amt[x, y]))
+               + hl.i32(hl.widening_shift_left(b[x, y + 1], amt[x, y])) + hl.i32(hl.widening_shift_right(b[x, y + 2], amt[x, y]))
+               + hl.i32(hl.rounding_shift_right(b[x + 1, y], amt[x, y])) + hl.i32(hl.rounding_shift_left(b[x + 2, y], amt[x, y])))
+    f = hl.Func("f")
+    f[x, y] = w[x, y] * 3 + hl.i32(a[x + 1, y + 1] << hl.u16(2)) + u[x, y]
+    f.vectorize(x, 32)
+    for g in (sh, w, amt, u):
+        g.compute_at(f, x).vectorize(x, 32)
+    return f, [a, b]
+
 
 def tname(t):
     return ("int" if t.is_int() else "uint" if t.is_uint() else "bool" if t.is_bool() else "float") + str(t.bits())
@@ -46,7 +85,11 @@ def dump(b, t):
 
 def main(names):
     rng = random.Random(0x1d)
-    for name, g in gen.gens.items():
+    for name, g in EXTRA.items():
+        if not names or name in names:
+            f, args = g()
+            f.compile_to_lowered_stmt(os.path.join(OUT, f"{name}.stmt"), args, hl.StmtOutputFormat.Text, gen.T)
+    for name, g in list(gen.gens.items()) + list(EXTRA.items()):
         if (names and name not in names) or (not names and name in SKIP):
             continue
         try:

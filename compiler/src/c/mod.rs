@@ -1147,8 +1147,8 @@ impl<'g> Emitter<'g> {
             Absd if t0.is_float() => format!("{}(({}) - ({}))", if t0.bits == 32 { "fabsf" } else { "fabs" }, a[0], a[1]),
             _ => {
                 let it = int_type(t0, name)?;
-                // Shift amounts are read in the shifted value's type.
-                let amount = |k: usize| format!("({})({})", it.c(), a[k]);
+                // A shift amount has the value's width and its own signedness.
+                let amt = || int_type(args[1].ty.element(), name).map(|t1| (t1.signed, format!("({})({})", t1.c(), a[1])));
                 match i {
                     WideningAdd => call(ops::widening_addsub(self.h(), false, it).ok_or_else(no_wide)?, a),
                     WideningSub => call(ops::widening_addsub(self.h(), true, it).ok_or_else(no_wide)?, a),
@@ -1169,11 +1169,18 @@ impl<'g> Emitter<'g> {
                         call(ops::widen_right(self.h(), op, it, it1), a)
                     }
                     WideningShiftLeft | WideningShiftRight => {
-                        let f = ops::widening_shift(self.h(), i == WideningShiftLeft, it).ok_or_else(no_wide)?;
-                        call(f, &[a[0].clone(), amount(1)])
+                        let (s1, b) = amt()?;
+                        let f = ops::widening_shift(self.h(), i == WideningShiftLeft, it, s1).ok_or_else(no_wide)?;
+                        call(f, &[a[0].clone(), b])
                     }
-                    ShiftLeft | ShiftRight => call(ops::shift(self.h(), i == ShiftLeft, it), &[a[0].clone(), amount(1)]),
-                    RoundingShiftLeft | RoundingShiftRight => call(ops::rounding_shift(self.h(), i == RoundingShiftLeft, it), &[a[0].clone(), amount(1)]),
+                    ShiftLeft | ShiftRight => {
+                        let (s1, b) = amt()?;
+                        call(ops::shift(self.h(), i == ShiftLeft, it, s1), &[a[0].clone(), b])
+                    }
+                    RoundingShiftLeft | RoundingShiftRight => {
+                        let (s1, b) = amt()?;
+                        call(ops::rounding_shift(self.h(), i == RoundingShiftLeft, it, s1), &[a[0].clone(), b])
+                    }
                     SaturatingAdd | SaturatingSub => call(ops::saturating(self.h(), i == SaturatingSub, it), a),
                     HalvingAdd => call(ops::halving(self.h(), "hadd", it), a),
                     HalvingSub => call(ops::halving(self.h(), "hsub", it), a),

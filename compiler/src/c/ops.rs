@@ -180,40 +180,43 @@ fn shift_mag(h: &mut Helpers, left: bool, t: IT) -> String {
     })
 }
 
-/// `shift_left` / `shift_right`: the amount has the value's type; a negative
-/// (signed) amount shifts the other way.
-pub fn shift(h: &mut Helpers, left: bool, t: IT) -> String {
+/// `shift_left` / `shift_right`: the amount has the value's width and its
+/// own signedness (`amt_signed`); a negative (signed) amount shifts the
+/// other way. The value's signedness decides the kind of right shift.
+pub fn shift(h: &mut Helpers, left: bool, t: IT, amt_signed: bool) -> String {
     let (c, uc, s) = (t.c(), t.uc(), t.sfx());
+    let ac = t.with_signed(amt_signed).c();
     let l = shift_mag(h, true, t);
     let r = shift_mag(h, false, t);
-    let name = format!("h_{}_{s}", if left { "shl" } else { "shr" });
+    let name = format!("h_{}_{s}_{}", if left { "shl" } else { "shr" }, if amt_signed { "i" } else { "u" });
     let (fwd, back) = if left { (&l, &r) } else { (&r, &l) };
     def(h, &name.clone(), || {
-        if t.signed {
-            format!("static inline {c} {name}({c} x, {c} y) {{ return y < 0 ? {back}(x, -({uc})y) : {fwd}(x, ({uc})y); }}")
+        if amt_signed {
+            format!("static inline {c} {name}({c} x, {ac} y) {{ return y < 0 ? {back}(x, -({uc})y) : {fwd}(x, ({uc})y); }}")
         } else {
-            format!("static inline {c} {name}({c} x, {c} y) {{ return {fwd}(x, ({uc})y); }}")
+            format!("static inline {c} {name}({c} x, {ac} y) {{ return {fwd}(x, ({uc})y); }}")
         }
     })
 }
 
-/// `rounding_shift_right` / `rounding_shift_left`.
-pub fn rounding_shift(h: &mut Helpers, left: bool, t: IT) -> String {
+/// `rounding_shift_right` / `rounding_shift_left`: the amount as in `shift`.
+pub fn rounding_shift(h: &mut Helpers, left: bool, t: IT, amt_signed: bool) -> String {
     let (c, uc, s) = (t.c(), t.uc(), t.sfx());
+    let ac = t.with_signed(amt_signed).c();
     let l = shift_mag(h, true, t);
     let r = shift_mag(h, false, t);
-    let name = format!("h_r{}_{s}", if left { "shl" } else { "shr" });
-    def(h, &name.clone(), || match (left, t.signed) {
+    let name = format!("h_r{}_{s}_{}", if left { "shl" } else { "shr" }, if amt_signed { "i" } else { "u" });
+    def(h, &name.clone(), || match (left, amt_signed) {
         (false, true) => format!(
-            "static inline {c} {name}({c} x, {c} y) {{\n  if (y < 0) return {l}(x, -({uc})y);\n  if (y == 0) return x;\n  return ({c})(({uc}){r}(x, ({uc})y) + (({uc}){r}(x, ({uc})y - 1) & 1));\n}}"
+            "static inline {c} {name}({c} x, {ac} y) {{\n  if (y < 0) return {l}(x, -({uc})y);\n  if (y == 0) return x;\n  return ({c})(({uc}){r}(x, ({uc})y) + (({uc}){r}(x, ({uc})y - 1) & 1));\n}}"
         ),
         (false, false) => format!(
-            "static inline {c} {name}({c} x, {c} y) {{\n  if (y == 0) return x;\n  return ({c})(({uc}){r}(x, y) + (({uc}){r}(x, ({uc})y - 1) & 1));\n}}"
+            "static inline {c} {name}({c} x, {ac} y) {{\n  if (y == 0) return x;\n  return ({c})(({uc}){r}(x, ({uc})y) + (({uc}){r}(x, ({uc})y - 1) & 1));\n}}"
         ),
         (true, true) => format!(
-            "static inline {c} {name}({c} x, {c} y) {{\n  if (y >= 0) return {l}(x, ({uc})y);\n  return ({c})(({uc}){r}(x, -({uc})y) + (({uc}){r}(x, ({uc})({c})~y) & 1));\n}}"
+            "static inline {c} {name}({c} x, {ac} y) {{\n  if (y >= 0) return {l}(x, ({uc})y);\n  return ({c})(({uc}){r}(x, -({uc})y) + (({uc}){r}(x, ({uc})({ac})~y) & 1));\n}}"
         ),
-        (true, false) => format!("static inline {c} {name}({c} x, {c} y) {{ return {l}(x, y); }}"),
+        (true, false) => format!("static inline {c} {name}({c} x, {ac} y) {{ return {l}(x, ({uc})y); }}"),
     })
 }
 
@@ -251,13 +254,14 @@ pub fn widen_right(h: &mut Helpers, op: &str, a: IT, b: IT) -> String {
 }
 
 /// `widening_shift_left/right(a, b)`: a widened (its signedness) shifted by
-/// b (a's type), as shift_left/right at twice the width.
-pub fn widening_shift(h: &mut Helpers, left: bool, t: IT) -> Option<String> {
+/// b widened by its own signedness, as shift_left/right at twice the width.
+pub fn widening_shift(h: &mut Helpers, left: bool, t: IT, amt_signed: bool) -> Option<String> {
     let w = t.widen()?;
-    let inner = shift(h, left, w);
+    let inner = shift(h, left, w, amt_signed);
     let (c, wc, s) = (t.c(), w.c(), t.sfx());
-    let name = format!("h_w{}_{s}", if left { "shl" } else { "shr" });
-    Some(def(h, &name.clone(), || format!("static inline {wc} {name}({c} a, {c} b) {{ return {inner}(({wc})a, ({wc})b); }}")))
+    let (ac, wac) = (t.with_signed(amt_signed).c(), w.with_signed(amt_signed).c());
+    let name = format!("h_w{}_{s}_{}", if left { "shl" } else { "shr" }, if amt_signed { "i" } else { "u" });
+    Some(def(h, &name.clone(), || format!("static inline {wc} {name}({c} a, {ac} b) {{ return {inner}(({wc})a, ({wac})b); }}")))
 }
 
 /// `saturating_add` / `saturating_sub`.
