@@ -21,7 +21,8 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         return Err(format!("error: no backend for target `{}` yet", args.target));
     }
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
-    let module = parse_module(&args.input.display().to_string(), &text).map_err(|d| d.to_string())?;
+    let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
+    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);

@@ -50,6 +50,11 @@ struct CompileArgs {
     /// The C function's name (default: the module's).
     #[arg(long)]
     name: Option<String>,
+    /// The element type of a buffer the Stmt does not type, as NAME=TYPE
+    /// (e.g. input=uint8); repeatable. A Stmt printed with `no_asserts` has
+    /// no `.type` checks; the compile says which buffer needs one.
+    #[arg(long = "buffer-type", value_name = "NAME=TYPE", value_parser = misaal_frontends::stmt::buffer_type_arg)]
+    buffer_type: Vec<(String, misaal_frontends::stmt::Type)>,
 }
 
 #[derive(Args)]

@@ -24,6 +24,7 @@
 //! without a type by its name and line.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
 use misaal_isa::Diagnostic;
 use misaal_isa::diag::Span;
@@ -80,7 +81,7 @@ pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<
             return Err(Diagnostic::new(file, Span { line: 1, col: 1 }, format!("--buffer-type gives `{name}` two types")));
         }
     }
-    let parser = |learned: &HashMap<String, Type>, discovery: bool| Parser {
+    let parser = |learned: &HashMap<String, Type>, discovery: bool, missing: Vec<(String, Span)>| Parser {
         file,
         toks: toks.clone(),
         pos: 0,
@@ -91,6 +92,7 @@ pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<
         discovery,
         placeholders: 0,
         tainted: HashSet::new(),
+        missing,
         used: HashSet::new(),
         scope: Scope::default(),
         func: FuncInfo::default(),
@@ -104,19 +106,19 @@ pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<
         }
     };
     let mut learned = HashMap::new();
-    loop {
-        let mut p = parser(&learned, true);
+    let missing = loop {
+        let mut p = parser(&learned, true, vec![]);
         let r = p.module();
         if p.placeholders == 0 {
             // Every buffer had its type: this was a strict parse.
             return r.and_then(|m| finish(&p, m));
         }
         if p.learned.len() == learned.len() {
-            break;
+            break p.missing;
         }
         learned = p.learned;
-    }
-    let mut p = parser(&learned, false);
+    };
+    let mut p = parser(&learned, false, missing);
     let m = p.module()?;
     finish(&p, m)
 }
@@ -345,6 +347,9 @@ struct Parser<'a> {
     placeholders: u32,
     /// `let` names whose value a placeholder reached.
     tainted: HashSet<String>,
+    /// Buffers without a type and where each is first used: found by a
+    /// discovery pass, named by the strict pass's error.
+    missing: Vec<(String, Span)>,
     /// Buffer names loaded, stored or passed as arguments.
     used: HashSet<String>,
     scope: Scope,
@@ -508,7 +513,7 @@ impl Parser<'_> {
             let ty = match self.buffer_type_opt(&name) {
                 Some(t) => t,
                 None if self.discovery => {
-                    self.placeholders += 1;
+                    self.placeholder(&name, span);
                     Type::I32
                 }
                 None => return Err(self.unknown_buffer(&name, span)),
@@ -839,14 +844,26 @@ impl Parser<'_> {
         Ok((index, alignment))
     }
 
+    /// A discovery pass's stand-in for a load of buffer `name`, which has no
+    /// type yet.
+    fn placeholder(&mut self, name: &str, span: Span) {
+        self.placeholders += 1;
+        if !self.missing.iter().any(|(n, _)| n == name) {
+            self.missing.push((name.to_string(), span));
+        }
+    }
+
     fn unknown_buffer(&self, name: &str, span: Span) -> Diagnostic {
-        self.err(
-            span,
-            format!(
-                "unknown buffer `{name}` at line {}: no `{name}.type` check, allocation, bounds query or store gives its element type; pass --buffer-type {name}=TYPE",
-                span.line
-            ),
-        )
+        let mut msg = format!(
+            "unknown buffer `{name}` at line {}: no `{name}.type` check, allocation, bounds query or store gives its element type; pass --buffer-type {name}=TYPE",
+            span.line
+        );
+        let others: Vec<String> =
+            self.missing.iter().filter(|(n, _)| n != name).map(|(n, s)| format!("`{n}` (line {})", s.line)).collect();
+        if !others.is_empty() {
+            let _ = write!(msg, "; also without a type: {}", others.join(", "));
+        }
+        self.err(span, msg)
     }
 
     /// The element type of buffer `name`, if known (see the module comment
@@ -1194,7 +1211,7 @@ impl Parser<'_> {
             }
             (None, Some(k)) => k.with_lanes(lanes),
             (None, None) if self.discovery => {
-                self.placeholders += 1;
+                self.placeholder(&name, span);
                 Type::I32.with_lanes(lanes)
             }
             (None, None) => return Err(self.unknown_buffer(&name, span)),
