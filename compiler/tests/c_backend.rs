@@ -15,8 +15,12 @@ use misaal_frontends::stmt::types::Type;
 const FRONTENDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../frontends");
 const BENCHMARKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks/stmt");
 
+/// A Stmt sample: `src/stmt/samples/<name>.stmt`, or one that
+/// `interp_fixtures.py` lowers itself into `tests/interp_fixtures/`.
 fn sample(name: &str) -> String {
-    std::fs::read_to_string(format!("{FRONTENDS}/src/stmt/samples/{name}.stmt")).unwrap()
+    let own = format!("{FRONTENDS}/tests/interp_fixtures/{name}.stmt");
+    let path = if std::path::Path::new(&own).exists() { own } else { format!("{FRONTENDS}/src/stmt/samples/{name}.stmt") };
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn ty(s: &str) -> Type {
