@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Input/output vectors for misaal's Halide op semantics, computed by Halide.
 
-Regenerate (from the repository root; deterministic, about a minute):
+Regenerate (from the repository root; deterministic, 2 to 3 minutes):
 
     pip install halide==21.0.0 numpy && python3 frontends/halide/vectors.py
 
@@ -10,7 +10,12 @@ u32 i32 u64 i64), lane counts N in {1, 8} and a few values of the op's extra
 generic parameters, this JIT-compiles the op with Halide's Python bindings
 and runs it on SETS input vectors: random lanes with edge values mixed in
 (0, 1, -1 / all ones, MIN, MAX, ...; shift amounts within the range Halide
-defines). It writes frontends/halide/vectors/<file stem>.json, a list of
+defines). Operand types follow every combination Halide's IR allows: a shift
+amount has the value's width but either signedness (the extra generic S2;
+Halide's Stmt shifts int16 values by uint16 amounts), widening_mul's second
+operand likewise; every other op takes operands of one type (Halide's
+constructors cast mixed operands to one, and widen_right_* and
+mul_shift_right's unsigned q reject others). It writes frontends/halide/vectors/<file stem>.json, a list of
 
     {"op": "add", "generics": [S, E, N, ...], "inputs": ["0x..", ...], "output": "0x.."}
 
