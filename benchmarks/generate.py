@@ -72,6 +72,19 @@ def halide_version():
 TARGET = "x86-64-linux-avx512_skylake-no_runtime"
 RUNTIME_TARGET = "x86-64-linux-avx512_skylake"
 
+
+def object_targets(spec):
+    """(object target, runtime target) for --object-target: TARGET by default;
+    `host` is this machine's features (hl.get_host_target()), for a machine
+    without AVX-512, where the Stmt stays TARGET's but Halide's objects must
+    run. Any other value is a Halide target string without `no_runtime`."""
+    import halide as hl
+    if spec is None:
+        return TARGET, RUNTIME_TARGET
+    base = hl.get_host_target().to_string() if spec == "host" else spec
+    base = "-".join(f for f in base.split("-") if f != "no_runtime")
+    return base + "-no_runtime", base
+
 KERNELS = [
     # image
     "sobel3x3", "sobel5x5",
@@ -146,7 +159,7 @@ def install_polyfills(hl):
             setattr(hl, name, f)
 
 
-def compile_one(name):
+def compile_one(name, object_target=None):
     """Compiles kernel `name` (in this process) and returns its manifest entry."""
     import halide as hl
 
@@ -163,7 +176,7 @@ def compile_one(name):
                                 hl.StmtOutputFormat.Text, target)
     out.compile_to({hl.OutputFileType.object: os.path.join(BUILD_DIR, name + ".o"),
                     hl.OutputFileType.c_header: os.path.join(BUILD_DIR, name + ".h")},
-                   inputs, name, target)
+                   inputs, name, hl.Target(object_targets(object_target)[0]))
 
     args = []
     for p in inputs:
@@ -184,10 +197,11 @@ def compile_one(name):
     return {"function": name, "args": args}
 
 
-def run_worker(name, suite):
+def run_worker(name, suite, object_target=None):
     """Runs `generate.py --worker name` and returns (name, entry, seconds)."""
     t0 = time.time()
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--suite", suite, "--worker", name],
+    extra = ["--object-target", object_target] if object_target else []
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--suite", suite, "--worker", name] + extra,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("%s failed:\n%s%s" % (name, r.stdout, r.stderr))
@@ -232,12 +246,16 @@ def main():
     ap.add_argument("--suite", metavar="DIR", default=HERE,
                     help="suite folder to write stmt/, manifest.json and build/halide/ into "
                          "(default: benchmarks/)")
+    ap.add_argument("--object-target", metavar="TARGET",
+                    help="compile Halide's objects and runtime for TARGET instead of the Stmt's "
+                         "(`host`: this machine's, e.g. one without AVX-512); the Stmt and "
+                         "manifest do not change")
     ap.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     set_suite(opts.suite)
 
     if opts.worker:
-        print(json.dumps(compile_one(opts.worker)))
+        print(json.dumps(compile_one(opts.worker, opts.object_target)))
         return 0
     if opts.list:
         print("\n".join(KERNELS))
@@ -259,13 +277,15 @@ def main():
 
     runtime = os.path.join(BUILD_DIR, "runtime.o")
     print("halide %s, suite %s" % (halide_version(), os.path.relpath(os.path.dirname(MANIFEST))), flush=True)
-    print("runtime  build/halide/runtime.o (%s)" % RUNTIME_TARGET, flush=True)
-    hl.compile_standalone_runtime(runtime, hl.Target(RUNTIME_TARGET))
+    obj_target, runtime_target = object_targets(opts.object_target)
+    print("objects  build/halide/*.o (%s)" % obj_target, flush=True)
+    print("runtime  build/halide/runtime.o (%s)" % runtime_target, flush=True)
+    hl.compile_standalone_runtime(runtime, hl.Target(runtime_target))
 
     failed = []
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        futures = {pool.submit(run_worker, n, opts.suite): n for n in names}
+        futures = {pool.submit(run_worker, n, opts.suite, opts.object_target): n for n in names}
         for fut in concurrent.futures.as_completed(futures):
             n = futures[fut]
             done += 1
