@@ -21,8 +21,7 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         return Err(format!("error: no backend for target `{}` yet", args.target));
     }
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
-    let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
-    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
+    let module = parse_module(&args.input.display().to_string(), &text).map_err(|d| d.to_string())?;
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
@@ -34,48 +33,16 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-struct ArgSpec {
-    name: String,
-    buffer: bool,
-    ty: Type,
-    dims: Vec<i64>,
-    value: i64,
-    output: bool,
-}
-
-fn parse_type(s: &str) -> Result<Type, String> {
-    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().map_err(|_| format!("bad type `{s}`"))?;
-    Ok(if s.starts_with("uint") { Type::uint(bits) } else if s.starts_with("int") { Type::int(bits) } else { return Err(format!("unsupported type `{s}`")) })
-}
+// Kernels and their arguments, as `benchmarks/manifest.json` lists them.
+use misaal_compiler::manifest::ArgSpec;
 
 fn c_type(t: Type) -> String {
     format!("{}int{}_t", if t.is_int() { "" } else { "u" }, t.bits)
 }
 
 fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String> {
-    let path = suite.join("manifest.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (name, k) in v["kernels"].as_object().map(|o| o.iter().map(|(n, k)| (n.clone(), k.clone())).collect::<Vec<_>>()).or_else(|| {
-        v["kernels"].as_array().map(|a| a.iter().map(|k| (k["name"].as_str().unwrap_or_default().to_string(), k.clone())).collect())
-    }).ok_or("error: manifest.json has no kernels")? {
-        let function = k["function"].as_str().unwrap_or(&name).to_string();
-        let mut args = Vec::new();
-        for a in k["args"].as_array().ok_or(format!("error: kernel {name} has no args"))? {
-            let buffer = a["kind"] == "buffer";
-            args.push(ArgSpec {
-                name: a["name"].as_str().unwrap_or_default().to_string(),
-                buffer,
-                ty: parse_type(a["type"].as_str().unwrap_or_default())?,
-                dims: a["dims"].as_array().map(|d| d.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default(),
-                value: a["value"].as_i64().unwrap_or(0),
-                output: a["output"].as_bool().unwrap_or(false),
-            });
-        }
-        out.push((name, function, args));
-    }
-    Ok(out)
+    let m = misaal_compiler::manifest::load_manifest(&suite.join("manifest.json")).map_err(|e| e.to_string())?;
+    Ok(m.kernels.into_iter().map(|k| (k.name, k.function, k.args)).collect())
 }
 
 fn elements(dims: &[i64]) -> usize {

@@ -58,6 +58,8 @@ fn main() {
     let targets: &[(&str, Entry)] = &[
         ("sema", entries::sema),
         ("stmt", entries::stmt),
+        ("baseline", entries::baseline),
+        ("manifest", entries::manifest),
     ];
     let mut trials = Vec::new();
     for &(target, entry) in targets {

@@ -27,15 +27,20 @@ impl Baseline {
     /// Reads a `class,instruction` CSV. Errors name `file:line:col`.
     pub fn load(path: &Path) -> Result<Baseline, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let name = path
+        Baseline::parse(&path.display().to_string(), &text)
+    }
+
+    /// Parses the text of a `class,instruction` CSV; `file` names it in
+    /// errors, and its stem names the baseline.
+    pub fn parse(file: &str, text: &str) -> Result<Baseline, String> {
+        let name = Path::new(file)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Baseline::parse(&path.display().to_string(), &text)
-            .map(|class_of| Baseline { name, class_of })
+        Baseline::parse_table(file, text).map(|class_of| Baseline { name, class_of })
     }
 
-    fn parse(file: &str, text: &str) -> Result<HashMap<String, String>, String> {
+    fn parse_table(file: &str, text: &str) -> Result<HashMap<String, String>, String> {
         let mut lines = text.lines().enumerate();
         match lines.next() {
             Some((_, h)) if h.trim_end() == "class,instruction" => {}

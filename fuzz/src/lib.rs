@@ -51,3 +51,25 @@ pub fn stmt(data: &[u8]) -> Result<(), String> {
     let _ = write!(out, "{module}");
     Ok(())
 }
+
+/// The baseline class table CSV (`Baseline::parse`, as `Baseline::load`).
+pub fn baseline(data: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
+    let b = misaal_datalog::baseline::Baseline::parse("fuzz.csv", text)?;
+    let _ = (b.len(), b.class_count(), b.class_of("x"));
+    Ok(())
+}
+
+/// `benchmarks/manifest.json` (`misaal_compiler::manifest::parse_manifest`),
+/// then every buffer's element count as the bench harness computes it.
+pub fn manifest(data: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
+    let m = misaal_compiler::manifest::parse_manifest("manifest.json", text).map_err(|e| e.to_string())?;
+    for k in &m.kernels {
+        for a in &k.args {
+            let bytes = a.elements().checked_mul((a.ty.bits as usize).div_ceil(8)).ok_or("buffer size overflows")?;
+            let _ = bytes;
+        }
+    }
+    Ok(())
+}

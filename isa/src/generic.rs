@@ -10,15 +10,15 @@ fn eval(e: &Expr, env: &[(String, i128)]) -> Result<i128, String> {
     Ok(match &e.kind {
         ExprKind::Num(n) => *n,
         ExprKind::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("unknown generic parameter `{v}`"))?,
-        ExprKind::Unary(UnOp::Neg, a) => -eval(a, env)?,
+        ExprKind::Unary(UnOp::Neg, a) => eval(a, env)?.checked_neg().ok_or("overflow in a width")?,
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (eval(a, env)?, eval(b, env)?);
             let r = match op {
                 BinOp::Add => x.checked_add(y),
                 BinOp::Sub => x.checked_sub(y),
                 BinOp::Mul => x.checked_mul(y),
-                BinOp::UDiv => (y != 0).then(|| x.div_euclid(y)),
-                BinOp::URem => (y != 0).then(|| x.rem_euclid(y)),
+                BinOp::UDiv => x.checked_div_euclid(y),
+                BinOp::URem => x.checked_rem_euclid(y),
                 BinOp::Shl => u32::try_from(y).ok().and_then(|s| x.checked_shl(s)),
                 BinOp::LShr | BinOp::AShr => u32::try_from(y).ok().map(|s| x >> s.min(127)),
                 _ => return Err(format!("`{}` is not allowed in a width", op.symbol())),

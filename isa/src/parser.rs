@@ -36,7 +36,7 @@ const KEYWORDS: &[&str] = &[
 pub fn parse_file(file: &str, src: &str) -> Result<SpecFile, Diagnostic> {
     let toks = lex(file, src)?;
     let family = std::path::Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut p = Parser { file: Arc::from(file), toks, pos: 0, family, depth: 0 };
+    let mut p = Parser { file: Arc::from(file), toks, pos: 0, family, depth: 0, blocks: 0 };
     p.file_items()
 }
 
@@ -46,10 +46,16 @@ struct Parser {
     pos: usize,
     family: String,
     depth: usize,
+    /// FOR, IF and ELSE IF blocks open around the statement being parsed.
+    blocks: usize,
 }
 
-/// Deeper expressions are rejected rather than risking the stack.
+/// Deeper expressions are rejected rather than risking the stack (of the
+/// parser, the checker and the drop of the tree). A chain of binary
+/// operators counts one level per operator, as its tree is that deep.
 const MAX_NESTING: usize = 200;
+/// FOR and IF blocks (and ELSE IF arms) nest at most this deep.
+pub const MAX_BLOCK_NESTING: usize = 64;
 
 type PResult<T> = Result<T, Diagnostic>;
 
@@ -333,7 +339,57 @@ impl Parser {
         }
     }
 
+    /// Runs `f` one block deeper, or fails if that is too deep.
+    fn nested_block<T>(&mut self, span: Span, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.blocks >= MAX_BLOCK_NESTING {
+            return self.err(span, format!("FOR and IF blocks (and ELSE IF arms) nested more than {MAX_BLOCK_NESTING} deep"));
+        }
+        self.blocks += 1;
+        let r = f(self);
+        self.blocks -= 1;
+        r
+    }
+
+    fn too_deep() -> String {
+        format!("expression nested more than {MAX_NESTING} deep (each operator of a chain and each index counts); split it with a local variable")
+    }
+
+    /// Runs `f` one expression level deeper, or fails if that is too deep.
+    fn nested_expr<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.depth >= MAX_NESTING {
+            return self.err(self.span(), Self::too_deep());
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn stmt(&mut self) -> PResult<Stmt> {
+        let span = self.span();
+        if self.is_kw("FOR") {
+            return self.nested_block(span, Self::for_stmt);
+        }
+        if self.is_kw("IF") {
+            return self.nested_block(span, Self::if_stmt);
+        }
+        if self.eat_kw("RETURN") {
+            let value = self.expr()?;
+            return Ok(Stmt::Return { value, span });
+        }
+        for kw in ["ENDFOR", "FI", "ELSE", "THEN"] {
+            if self.is_kw(kw) {
+                return self.err(span, format!("`{kw}` without a matching opener"));
+            }
+        }
+        let (name, nspan) = self.name("a statement (FOR, IF, RETURN or an assignment)")?;
+        let index = if *self.peek() == Tok::LBracket { Some(self.index()?) } else { None };
+        self.expect(Tok::Assign, "`:=`")?;
+        let value = self.expr()?;
+        Ok(Stmt::Assign { target: LValue { name, index, span: nspan }, value, span })
+    }
+
+    fn for_stmt(&mut self) -> PResult<Stmt> {
         let span = self.span();
         if self.eat_kw("FOR") {
             let (var, _) = self.name("a loop variable")?;
@@ -353,23 +409,7 @@ impl Parser {
             self.expect_kw("ENDFOR")?;
             return Ok(Stmt::For { var, from, to, down, body, span });
         }
-        if self.is_kw("IF") {
-            return self.if_stmt();
-        }
-        if self.eat_kw("RETURN") {
-            let value = self.expr()?;
-            return Ok(Stmt::Return { value, span });
-        }
-        for kw in ["ENDFOR", "FI", "ELSE", "THEN"] {
-            if self.is_kw(kw) {
-                return self.err(span, format!("`{kw}` without a matching opener"));
-            }
-        }
-        let (name, nspan) = self.name("a statement (FOR, IF, RETURN or an assignment)")?;
-        let index = if *self.peek() == Tok::LBracket { Some(self.index()?) } else { None };
-        self.expect(Tok::Assign, "`:=`")?;
-        let value = self.expr()?;
-        Ok(Stmt::Assign { target: LValue { name, index, span: nspan }, value, span })
+        self.unexpected("`FOR`")
     }
 
     fn if_stmt(&mut self) -> PResult<Stmt> {
@@ -380,8 +420,9 @@ impl Parser {
         let then = self.block(&["ELSE", "FI"], &opener)?;
         let els = if self.eat_kw("ELSE") {
             if self.is_kw("IF") {
-                // `ELSE IF` shares the closing FI.
-                return Ok(Stmt::If { cond, then, els: vec![self.if_stmt()?], span });
+                // `ELSE IF` shares the closing FI; its arm nests one deeper.
+                let inner = self.nested_block(self.span(), Self::if_stmt)?;
+                return Ok(Stmt::If { cond, then, els: vec![inner], span });
             }
             let els = self.block(&["FI"], &opener)?;
             self.expect_kw("FI")?;
@@ -394,6 +435,10 @@ impl Parser {
     }
 
     fn index(&mut self) -> PResult<Index> {
+        self.nested_expr(Self::index_inner)
+    }
+
+    fn index_inner(&mut self) -> PResult<Index> {
         self.expect(Tok::LBracket, "`[`")?;
         let hi = self.or_expr()?;
         let idx = if *self.peek() == Tok::Colon {
@@ -408,13 +453,7 @@ impl Parser {
     }
 
     pub fn expr(&mut self) -> PResult<Expr> {
-        if self.depth >= MAX_NESTING {
-            return self.err(self.span(), format!("expression nested more than {MAX_NESTING} deep"));
-        }
-        self.depth += 1;
-        let r = self.expr_inner();
-        self.depth -= 1;
-        r
+        self.nested_expr(Self::expr_inner)
     }
 
     fn expr_inner(&mut self) -> PResult<Expr> {
@@ -430,8 +469,21 @@ impl Parser {
     }
 
     fn binary_level(&mut self, next: fn(&mut Self) -> PResult<Expr>, ops: fn(&Tok) -> Option<BinOp>) -> PResult<Expr> {
+        let base = self.depth;
+        let r = self.binary_chain(next, ops);
+        self.depth = base;
+        r
+    }
+
+    /// Each operator deepens the (left-leaning) tree by one, so it takes a
+    /// level of the nesting budget until the chain ends.
+    fn binary_chain(&mut self, next: fn(&mut Self) -> PResult<Expr>, ops: fn(&Tok) -> Option<BinOp>) -> PResult<Expr> {
         let mut lhs = next(self)?;
         while let Some(op) = ops(self.peek()) {
+            if self.depth >= MAX_NESTING {
+                return self.err(self.span(), Self::too_deep());
+            }
+            self.depth += 1;
             let span = self.bump().span;
             let rhs = next(self)?;
             lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
@@ -506,7 +558,7 @@ impl Parser {
     fn unary_expr(&mut self) -> PResult<Expr> {
         let span = self.span();
         if self.depth >= MAX_NESTING {
-            return self.err(span, format!("expression nested more than {MAX_NESTING} deep"));
+            return self.err(span, Self::too_deep());
         }
         let op = match self.peek() {
             Tok::Minus => UnOp::Neg,
@@ -521,10 +573,18 @@ impl Parser {
         Ok(Expr { kind: ExprKind::Unary(op, Box::new(e?)), span })
     }
     fn postfix_expr(&mut self) -> PResult<Expr> {
+        let base = self.depth;
+        let r = self.postfix_chain();
+        self.depth = base;
+        r
+    }
+    /// `x[a][b]..`: like an operator chain, each index deepens the tree.
+    fn postfix_chain(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         while *self.peek() == Tok::LBracket {
             let span = self.span();
             let idx = self.index()?;
+            self.depth += 1;
             e = Expr { kind: ExprKind::Index(Box::new(e), idx), span };
         }
         Ok(e)

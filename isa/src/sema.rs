@@ -35,6 +35,13 @@ pub struct Semantics {
 
 const MAX_LOOP_TRIPS: i128 = 1 << 16;
 const MAX_CALL_DEPTH: usize = 32;
+/// The work one instruction may take to unroll, counted in statements run
+/// (through every loop trip and call) plus the bit segments of the
+/// variables they copy and merge. Nested loops, or functions that call each
+/// other several times a level deep, multiply; this bounds the product.
+/// The costliest bundled spec, a 512-bit masked ternarylogic with an
+/// operand-dependent IF per bit, takes about 534,000 (1/8 of this).
+pub const MAX_UNROLL_STEPS: u64 = 1 << 22;
 
 #[derive(Clone, Copy, Debug)]
 enum Val {
@@ -76,6 +83,8 @@ pub struct Unroller<'a> {
     pub defs: &'a HashMap<String, Def>,
     dag: Dag,
     depth: usize,
+    /// Work done so far; see [`MAX_UNROLL_STEPS`].
+    steps: u64,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -87,7 +96,7 @@ pub fn unroll(instr: &Instr, defs: &HashMap<String, Def>) -> R<Semantics> {
         return Err(Diagnostic::new(&instr.file, instr.span, format!("`{}` is generic: instantiate <{}> first", instr.name, instr.generics.join(", "))));
     }
     let widths = instr.params.iter().map(|p| p.ty.width()).collect();
-    let mut u = Unroller { defs, dag: Dag::new(widths), depth: 0 };
+    let mut u = Unroller { defs, dag: Dag::new(widths), depth: 0, steps: 0 };
     let mut f = Frame { file: &instr.file, env: HashMap::new(), out: "dst", out_width: instr.ret.width() };
     for (g, v) in &instr.bindings {
         f.env.insert(g.clone(), Binding::LoopVar(*v));
@@ -141,7 +150,29 @@ impl<'a> Unroller<'a> {
         stmts.iter().try_for_each(|s| self.stmt(f, s))
     }
 
+    /// Counts `n` steps of work against [`MAX_UNROLL_STEPS`].
+    fn charge(&mut self, f: &Frame, span: Span, n: usize) -> R<()> {
+        self.steps = self.steps.saturating_add(n as u64);
+        if self.steps > MAX_UNROLL_STEPS {
+            return self.err(
+                f,
+                span,
+                format!("unrolling takes more than {MAX_UNROLL_STEPS} steps (statements run, through every loop trip and call); are loops nested too deep or too long?"),
+            );
+        }
+        Ok(())
+    }
+
+    /// The bit segments held by an environment: what cloning it costs.
+    fn env_size(env: &HashMap<String, Binding>) -> usize {
+        env.values().map(|b| if let Binding::Bits(b) = b { b.segs.len() + 1 } else { 1 }).sum()
+    }
+
     fn stmt(&mut self, f: &mut Frame, s: &Stmt) -> R<()> {
+        let span = match s {
+            Stmt::For { span, .. } | Stmt::If { span, .. } | Stmt::Assign { span, .. } | Stmt::Return { span, .. } => *span,
+        };
+        self.charge(f, span, 1)?;
         match s {
             Stmt::For { var, from, to, down, body, span } => {
                 if f.env.contains_key(var) {
@@ -149,7 +180,9 @@ impl<'a> Unroller<'a> {
                 }
                 let a = self.int(f, from, "a loop bound")?;
                 let b = self.int(f, to, "a loop bound")?;
-                let trips = if *down { a - b + 1 } else { b - a + 1 };
+                let Some(trips) = if *down { a.checked_sub(b) } else { b.checked_sub(a) }.and_then(|d| d.checked_add(1)) else {
+                    return self.err(f, *span, format!("loop from {a} to {b} runs more than 2^127 times; at most {MAX_LOOP_TRIPS} are allowed"));
+                };
                 if trips > MAX_LOOP_TRIPS {
                     return self.err(f, *span, format!("loop runs {trips} times; at most {MAX_LOOP_TRIPS} are allowed"));
                 }
@@ -164,6 +197,8 @@ impl<'a> Unroller<'a> {
             Stmt::If { cond, then, els, span } => match self.cond(f, cond)? {
                 Val::Int(c) => self.block(f, if c != 0 { then } else { els }),
                 Val::Bv(c) => {
+                    // Both branches run on a copy of the environment.
+                    self.charge(f, *span, 2 * Self::env_size(&f.env))?;
                     let before = f.env.clone();
                     self.block(f, then)?;
                     let after_then = std::mem::replace(&mut f.env, before);
@@ -345,7 +380,10 @@ impl<'a> Unroller<'a> {
     fn write(&mut self, f: &mut Frame, name: &str, hi: u32, lo: u32, node: NodeId, span: Span) -> R<()> {
         let is_out = name == f.out;
         let bits = match f.env.get(name) {
-            Some(Binding::Bits(b)) => b.clone(),
+            Some(Binding::Bits(b)) => {
+                self.charge(f, span, b.segs.len())?;
+                b.clone()
+            }
             None if is_out => Bits { width: f.out_width, segs: BTreeMap::new() },
             Some(Binding::Int(_)) => return self.err(f, span, format!("`{name}` holds a compile-time integer and has no bits to assign; assign it whole")),
             _ => unreachable!("operands and loop variables are rejected earlier"),
@@ -424,6 +462,7 @@ impl<'a> Unroller<'a> {
                 Some(Binding::Operand(n)) => Ok(Val::Bv(*n)),
                 Some(Binding::Bits(b)) => {
                     let b = b.clone();
+                    self.charge(f, e.span, b.segs.len())?;
                     match self.read_range(&b, b.width - 1, 0) {
                         Some((n, _)) => Ok(Val::Bv(n)),
                         None => self.err(f, e.span, format!("bits {} of `{name}` are read before they are written", self.unwritten(&b, b.width - 1, 0))),
@@ -432,7 +471,10 @@ impl<'a> Unroller<'a> {
                 None => self.err(f, e.span, format!("unknown name `{name}`")),
             },
             ExprKind::Unary(op, a) => match (op, self.expr(f, a)?) {
-                (UnOp::Neg, Val::Int(i)) => Ok(Val::Int(-i)),
+                (UnOp::Neg, Val::Int(i)) => match i.checked_neg() {
+                    Some(n) => Ok(Val::Int(n)),
+                    None => self.err(f, e.span, format!("integer overflow in `-({i})`")),
+                },
                 (UnOp::Neg, Val::Bv(n)) => Ok(Val::Bv(self.dag.neg(n))),
                 (UnOp::Not, Val::Bv(n)) => Ok(Val::Bv(self.dag.not(n))),
                 (UnOp::Not, Val::Int(_)) => self.err(f, e.span, "NOT of an integer constant has no width; apply it to a bit-vector"),
@@ -535,8 +577,8 @@ impl<'a> Unroller<'a> {
                 BinOp::Add => x.checked_add(y),
                 BinOp::Sub => x.checked_sub(y),
                 BinOp::Mul => x.checked_mul(y),
-                BinOp::UDiv => (y != 0).then(|| x.div_euclid(y)),
-                BinOp::URem => (y != 0).then(|| x.rem_euclid(y)),
+                BinOp::UDiv => x.checked_div_euclid(y),
+                BinOp::URem => x.checked_rem_euclid(y),
                 BinOp::And => Some(x & y),
                 BinOp::Or => Some(x | y),
                 BinOp::Xor => Some(x ^ y),
