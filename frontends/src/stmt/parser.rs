@@ -1296,7 +1296,14 @@ impl Parser<'_> {
             tail.iter().map(|e| literal_u32(e).ok_or_else(|| err(format!("`{name}` needs literal lane numbers")))).collect()
         };
         let lanes: Vec<u32> = args.iter().map(|a| a.ty.lanes).collect();
-        let total: u32 = lanes.iter().sum();
+        // The index list is built here, one entry per result lane, so its
+        // length is checked first (Halide's own lanes are 16 bits).
+        let total: u64 = lanes.iter().map(|&l| l as u64).sum();
+        let too_many = |n: u64| err(format!("`{name}` makes {n} lanes; at most {MAX_SHUFFLE_LANES} are allowed"));
+        if matches!(name, "concat_vectors" | "interleave_vectors") && total > MAX_SHUFFLE_LANES as u64 {
+            return Err(too_many(total));
+        }
+        let total = total.min(MAX_SHUFFLE_LANES as u64) as u32;
         let indices: Vec<u32> = match name {
             "concat_vectors" => (0..total).collect(),
             "interleave_vectors" => {
@@ -1309,6 +1316,9 @@ impl Parser<'_> {
             "slice_vectors" => {
                 let t = trailing(&mut args, 3)?;
                 let (begin, stride, size) = (t[0] as u64, t[1] as u64, t[2] as u64);
+                if size > MAX_SHUFFLE_LANES as u64 {
+                    return Err(too_many(size));
+                }
                 if size == 0 || begin + stride * (size - 1) > u32::MAX as u64 {
                     return Err(err("`slice_vectors` out of range".into()));
                 }
@@ -1352,6 +1362,9 @@ const UNSUPPORTED_CALLS: &[&str] = &[
 ];
 
 /// A non-negative int32 literal as printed bare, e.g. a lane count.
+/// Lanes a shuffle may produce: Halide's `halide_type_t::lanes` is 16 bits.
+const MAX_SHUFFLE_LANES: u32 = 65535;
+
 fn literal_u32(e: &Expr) -> Option<u32> {
     match e.kind {
         ExprKind::Int(v) if e.ty == Type::I32 => u32::try_from(v).ok(),
