@@ -1,0 +1,180 @@
+//! Halide 19's Stmt of benchmark kernels end to end: each
+//! `benchmarks/halide19/stmt/<kernel>.stmt` is emitted as C, compiled with
+//! `cc -O2 -march=native` and run on seeded inputs at its manifest sizes;
+//! its output must equal, byte for byte, the reference interpreter's on the
+//! same Stmt, and our C's from Halide 21's Stmt of the same kernel
+//! (`benchmarks/stmt/`): both releases compile one generator.
+//!
+//! CI runs [`CI_KERNELS`] on one random input set (the interpreter takes
+//! ~15 s a kernel in a debug build): between them they hold what Halide 19
+//! prints differently (parenthesized casts) and every generate.py stand-in
+//! for an intrinsic Halide 19's Python lacks. `MISAAL_H19_KERNELS=all` (or a
+//! comma-separated list) runs others, on a random and an edge-value set;
+//! `misaal bench --suite benchmarks/halide19` checks all 33 against Halide
+//! 19's own objects and the interpreter.
+//!
+//! Needs `cc` and HalideRuntime.h from the pip `halide` package.
+
+mod common;
+
+use common::*;
+use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::stmt::ast::{ArgKind, Func, Module};
+use misaal_frontends::stmt::parse_module;
+use misaal_frontends::stmt::types::Type;
+use std::time::Instant;
+
+const BENCHMARKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks");
+
+const CI_KERNELS: &[&str] = &[
+    "blur3x3",         // a cast of a quotient printed `uint8x64((... / ...))`
+    "fully_connected", // widening_mul, rounding_mul_shift_right, rounding_shift_right and saturating_add stand-ins
+];
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// Uniform random bytes, or (set 1) an edge mix: 40% of elements 0, all
+/// ones, signed MIN or signed MAX.
+fn input(set: usize, n: usize, size: usize, s: &mut u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * size);
+    for _ in 0..n {
+        let r = xorshift(s);
+        let edge = if set == 0 || r % 10 >= 4 { None } else { Some((r >> 8) % 4) };
+        for k in 0..size {
+            let last = k + 1 == size;
+            out.push(match edge {
+                None => (xorshift(s) >> 24) as u8,
+                Some(0) => 0,
+                Some(1) => 0xFF,
+                Some(2) => if last { 0x80 } else { 0 },
+                _ => if last { 0x7F } else { 0xFF },
+            });
+        }
+    }
+    out
+}
+
+fn ty(s: &str) -> Type {
+    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
+    if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
+}
+
+fn load(path: &str) -> Result<Module, String> {
+    parse_module(path, &std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?).map_err(|d| d.to_string())
+}
+
+fn manifest(suite: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{suite}/manifest.json")).unwrap()).unwrap()
+}
+
+/// The reference interpreter on one function call.
+type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
+
+fn check(name: &str, manifest: &serde_json::Value, reference: &Reference, sets: usize) -> Result<String, String> {
+    let t = Instant::now();
+    let m19 = load(&format!("{BENCHMARKS}/halide19/stmt/{name}.stmt"))?;
+    let m21 = load(&format!("{BENCHMARKS}/stmt/{name}.stmt"))?;
+    let func = external(&m19);
+    let k = &manifest["kernels"][name];
+    let mut specs = Vec::new();
+    for a in &func.args {
+        let s = k["args"].as_array().and_then(|v| v.iter().find(|s| s["name"] == a.name.as_str())).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
+        specs.push(s.clone());
+    }
+    let out_pos = func
+        .args
+        .iter()
+        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
+        .position(|a| specs.iter().any(|s| s["name"] == a.name.as_str() && s["output"] == true))
+        .ok_or_else(|| format!("{name}: no output buffer"))?;
+    let names21: Vec<&str> = external(&m21).args.iter().map(|a| a.name.as_str()).collect();
+    let names19: Vec<&str> = func.args.iter().map(|a| a.name.as_str()).collect();
+    if names21 != names19 {
+        return Err(format!("{name}: arguments {names19:?} in Halide 19's Stmt, {names21:?} in Halide 21's"));
+    }
+    let (mut dir19, mut dir21) = (None, None);
+    for set in 0..sets {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        let (mut args, mut vals) = (Vec::new(), Vec::new());
+        for s in &specs {
+            let t = ty(s["type"].as_str().unwrap());
+            if s["kind"] != "buffer" {
+                let v = s["value"].as_i64().unwrap();
+                args.push(Arg::Scalar { ty: t, value: v });
+                vals.push(ArgValue::Scalar(t, v));
+                continue;
+            }
+            let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+            let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
+            if s["output"] != true {
+                b.data = input(set, b.len(), elem_bytes(t), &mut state);
+            }
+            args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
+            vals.push(ArgValue::Buffer(b));
+        }
+        let d19 = match &dir19 {
+            Some(d) => d,
+            None => dir19.insert(build(&format!("h19_{name}"), &m19, &args).map_err(|e| format!("{name}: Halide 19's Stmt: {e}"))?),
+        };
+        let d21 = match &dir21 {
+            Some(d) => d,
+            None => dir21.insert(build(&format!("h21_{name}"), &m21, &args).map_err(|e| format!("{name}: Halide 21's Stmt: {e}"))?),
+        };
+        let ours19 = exec(d19, &args).map_err(|e| format!("{name}: {e}"))?;
+        let ours21 = exec(d21, &args).map_err(|e| format!("{name}: {e}"))?;
+        let want = reference(func, vals).map_err(|e| format!("{name}: interpreter: {e}"))?;
+        let (ours19, ours21, want) = (&ours19[out_pos], &ours21[out_pos], &want[out_pos].data);
+        if ours19 != want {
+            let n = ours19.iter().zip(want).filter(|(a, b)| a != b).count();
+            return Err(format!("{name} (input set {set}): {n} bytes differ from the interpreter"));
+        }
+        if ours19 != ours21 {
+            let n = ours19.iter().zip(ours21).filter(|(a, b)| a != b).count();
+            return Err(format!("{name} (input set {set}): {n} bytes differ between Halide 19's and Halide 21's Stmt"));
+        }
+        if want.iter().all(|&b| b == want[0]) && set == 0 {
+            return Err(format!("{name}: a constant output on random inputs compares nothing"));
+        }
+    }
+    for d in [dir19, dir21].into_iter().flatten() {
+        cleanup(&d);
+    }
+    Ok(format!("{name}: {sets} input set(s) equal ({:.1}s)", t.elapsed().as_secs_f64()))
+}
+
+#[test]
+fn halide19_kernels_match_the_interpreter_and_halide21() {
+    let m19 = manifest(&format!("{BENCHMARKS}/halide19"));
+    assert_eq!(m19["halide"], "19.0.0", "benchmarks/halide19/manifest.json should come from Halide 19");
+    let all: Vec<String> = m19["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
+    assert_eq!(all.len(), 33);
+    let (kernels, sets): (Vec<String>, usize) = match std::env::var("MISAAL_H19_KERNELS") {
+        Ok(v) if v == "all" => (all.clone(), 2),
+        Ok(v) => (v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(), 2),
+        Err(_) => (CI_KERNELS.iter().map(|s| s.to_string()).collect(), 1),
+    };
+    for k in &kernels {
+        assert!(all.contains(k), "`{k}` is not in benchmarks/halide19/manifest.json");
+    }
+    halide_include();
+    check_cc();
+    let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
+    let reference = |f: &Func, args: Vec<ArgValue>| Interp::new(&ops).run(f, args);
+    let results = par_map(&kernels, |k| check(k, &m19, &reference, sets));
+    let failures: Vec<String> = results
+        .into_iter()
+        .filter_map(|r| match r {
+            Ok(s) => {
+                eprintln!("{s}");
+                None
+            }
+            Err(e) => Some(e),
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} of {} kernels:\n{}", failures.len(), kernels.len(), failures.join("\n"));
+}
