@@ -166,10 +166,30 @@ pub fn harness(symbol: &str, args: &[Arg]) -> String {
 /// Ok(buffers after the call, in argument order) or Err(return code or
 /// failure text).
 pub fn run(name: &str, module: &Module, args: &[Arg]) -> Result<Vec<Vec<u8>>, RunError> {
+    let dir = build(name, module, args)?;
+    let bufs = exec(&dir, args);
+    match &bufs {
+        Ok(_) if std::env::var_os("MISAAL_KEEP_C").is_none() => cleanup(&dir),
+        Err(RunError::Returned(_)) => cleanup(&dir),
+        _ => {}
+    }
+    bufs
+}
+
+/// Emits `module` and compiles it with a harness for arguments shaped as
+/// `args` (their data is read at run time) into `dir/prog`; returns `dir`.
+pub fn build(name: &str, module: &Module, args: &[Arg]) -> Result<PathBuf, RunError> {
     let dir = work_dir(name);
     let symbol = "misaal_fn";
     write_program(&dir, module, symbol).map_err(RunError::Emit)?;
     std::fs::write(dir.join("harness.c"), harness(symbol, args)).unwrap();
+    cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(RunError::Compile)?;
+    Ok(dir)
+}
+
+/// Runs `dir/prog` (from [`build`] with arguments of the same shapes) on
+/// `args`' data; Ok(buffers after the call, in argument order).
+pub fn exec(dir: &Path, args: &[Arg]) -> Result<Vec<Vec<u8>>, RunError> {
     let mut input = Vec::new();
     for a in args {
         if let Arg::Buffer { data, .. } = a {
@@ -177,14 +197,12 @@ pub fn run(name: &str, module: &Module, args: &[Arg]) -> Result<Vec<Vec<u8>>, Ru
         }
     }
     std::fs::write(dir.join("input.bin"), &input).unwrap();
-    cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(RunError::Compile)?;
     let out = Command::new(dir.join("prog")).arg(dir.join("input.bin")).output().map_err(|e| RunError::Run(e.to_string()))?;
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     match out.status.code() {
         Some(0) => {}
         Some(2) => {
             let code = err.trim().strip_prefix("returned ").and_then(|c| c.parse().ok()).unwrap_or(0);
-            cleanup(&dir);
             return Err(RunError::Returned(code));
         }
         _ => return Err(RunError::Run(format!("{:?}: {err}", out.status))),
@@ -196,9 +214,6 @@ pub fn run(name: &str, module: &Module, args: &[Arg]) -> Result<Vec<Vec<u8>>, Ru
             bufs.push(out.stdout.get(pos..pos + data.len()).ok_or_else(|| RunError::Run("short output".into()))?.to_vec());
             pos += data.len();
         }
-    }
-    if std::env::var_os("MISAAL_KEEP_C").is_none() {
-        cleanup(&dir);
     }
     Ok(bufs)
 }
@@ -231,26 +246,15 @@ pub fn is_buffer(f: &Func, name: &str) -> bool {
     f.args.iter().any(|a| a.name == name && matches!(a.kind, ArgKind::Buffer { .. }))
 }
 
-/// Runs `f` on up to `threads` threads over `items`, keeping order.
-pub fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<U>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            // Deeply nested lets recurse deeply in the interpreter.
-            std::thread::Builder::new().stack_size(256 << 20).spawn_scoped(s, || {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= items.len() {
-                        break;
-                    }
-                    let r = f(&items[i]);
-                    *results[i].lock().unwrap() = Some(r);
-                }
-            })
-            .unwrap();
-        }
+/// Maps `f` over `items` in parallel on one rayon pool shared by the
+/// process's tests (up to 8 threads), keeping order.
+pub fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send) -> Vec<U> {
+    use rayon::prelude::*;
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+        // Deeply nested lets recurse deeply in the interpreter.
+        rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(256 << 20).build().expect("a rayon pool")
     });
-    results.into_iter().map(|m| m.into_inner().unwrap().unwrap()).collect()
+    pool.install(|| items.par_iter().map(f).collect())
 }

@@ -1,0 +1,177 @@
+//! Benchmark kernels end to end against the reference interpreter: each
+//! `benchmarks/stmt/<kernel>.stmt` is emitted as C, compiled with
+//! `cc -O2 -march=native`, run on seeded inputs at its manifest sizes (the
+//! Stmt fixes them), and its output compared byte for byte with
+//! `misaal_frontends::interp` on the same inputs.
+//!
+//! CI runs [`CI_KERNELS`], one of each kind; `MISAAL_BENCH_KERNELS=all` (or
+//! a comma-separated list) runs others by hand. `misaal bench` checks all
+//! 33 against Halide's objects and the interpreter.
+//!
+//! Needs `cc` and HalideRuntime.h from the pip `halide` package
+//! (`python3 -m pip install halide==21.0.0`).
+
+mod common;
+
+use common::*;
+use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::stmt::ast::{ArgKind, Func};
+use misaal_frontends::stmt::parse_module;
+use misaal_frontends::stmt::types::Type;
+use std::time::Instant;
+
+const BENCHMARKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks");
+
+/// One kernel of each kind the suite has.
+/// Slowest first, so the two threads finish together.
+const CI_KERNELS: &[&str] = &[
+    "matmul_b1",       // matmul: i16 x i16 -> i32
+    "max_pool",        // pool: strided window max, clamp
+    "gaussian3x3",     // stencil: widening multiply-adds, rounding shift
+    "fully_connected", // NN dot product: i8 x i8 -> i32, requantize with a rounding doubling multiply
+    "add",             // elementwise: quantized add, saturate
+];
+
+/// The input set: each element is, with probability 0.4, an edge value (0,
+/// all ones, signed MIN or signed MAX; so saturating, rounding and
+/// overflowing paths run) and otherwise uniform random. `misaal bench`
+/// draws the same mix as its third set. One set per kernel keeps this test
+/// near a minute: the interpreter takes 10-40 s per kernel here.
+const SETS: &[&str] = &["edge mix"];
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+fn input(n: usize, size: usize, s: &mut u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * size);
+    for _ in 0..n {
+        let r = xorshift(s);
+        let edge = (r % 10 < 4).then_some((r >> 8) % 4);
+        for k in 0..size {
+            let last = k + 1 == size;
+            out.push(match edge {
+                None => (xorshift(s) >> 24) as u8,
+                Some(0) => 0,
+                Some(1) => 0xFF,
+                Some(2) => if last { 0x80 } else { 0 },
+                _ => if last { 0x7F } else { 0xFF },
+            });
+        }
+    }
+    out
+}
+
+fn ty(s: &str) -> Type {
+    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
+    if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
+}
+
+/// Where two byte strings first differ, for the failure message.
+fn differ(ours: &[u8], want: &[u8]) -> Option<String> {
+    if ours == want {
+        return None;
+    }
+    if ours.len() != want.len() {
+        return Some(format!("{} bytes, the interpreter's {}", ours.len(), want.len()));
+    }
+    let first = ours.iter().zip(want).position(|(a, b)| a != b).unwrap();
+    let n = ours.iter().zip(want).filter(|(a, b)| a != b).count();
+    Some(format!("{n} bytes differ, first at byte {first} (ours {:#04x}, interpreter {:#04x})", ours[first], want[first]))
+}
+
+/// The reference interpreter on one function call.
+type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
+
+/// Runs one kernel on every input set; Ok(summary) or Err(what differs).
+fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Result<String, String> {
+    let t = Instant::now();
+    let k = &manifest["kernels"][name];
+    let path = format!("{BENCHMARKS}/stmt/{name}.stmt");
+    let m = parse_module(name, &std::fs::read_to_string(&path).map_err(|e| format!("{name}: {path}: {e}"))?).map_err(|d| format!("{name}: {d}"))?;
+    let func = external(&m);
+    // The function's arguments in its own order, sized from the manifest.
+    let mut specs = Vec::new();
+    for a in &func.args {
+        let s = k["args"].as_array().and_then(|v| v.iter().find(|s| s["name"] == a.name.as_str())).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
+        specs.push(s.clone());
+    }
+    let out_pos = func
+        .args
+        .iter()
+        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
+        .position(|a| specs.iter().any(|s| s["name"] == a.name.as_str() && s["output"] == true))
+        .ok_or_else(|| format!("{name}: no output buffer"))?;
+    let mut dir = None;
+    let mut bytes = 0;
+    for (set, what) in SETS.iter().enumerate() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        let mut args = Vec::new();
+        let mut vals = Vec::new();
+        for s in &specs {
+            let t = ty(s["type"].as_str().unwrap());
+            if s["kind"] != "buffer" {
+                let v = s["value"].as_i64().unwrap();
+                args.push(Arg::Scalar { ty: t, value: v });
+                vals.push(ArgValue::Scalar(t, v));
+                continue;
+            }
+            let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+            let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
+            if s["output"] != true {
+                b.data = input(b.len(), elem_bytes(t), &mut state);
+            }
+            args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
+            vals.push(ArgValue::Buffer(b));
+        }
+        if dir.is_none() {
+            dir = Some(build(&format!("bench_{name}"), &m, &args).map_err(|e| format!("{name}: {e}"))?);
+        }
+        let d = dir.as_ref().unwrap();
+        let ours = exec(d, &args).map_err(|e| format!("{name} ({what} inputs): ours: {e}"))?;
+        let want = reference(func, vals).map_err(|e| format!("{name} ({what} inputs): interpreter: {e}"))?;
+        let (ours, want) = (&ours[out_pos], &want[out_pos].data);
+        if let Some(why) = differ(ours, want) {
+            return Err(format!("{name} ({what} inputs): {why}; C kept in {}", d.display()));
+        }
+        // The comparison itself must notice one wrong byte.
+        let mut bad = ours.clone();
+        bad[ours.len() / 2] ^= 1;
+        assert!(differ(&bad, want).is_some(), "{name}: a corrupted byte went unnoticed");
+        bytes = ours.len();
+    }
+    if let Some(d) = dir {
+        cleanup(&d);
+    }
+    Ok(format!("{name}: {} input sets, {bytes} output bytes each, equal ({:.1}s)", SETS.len(), t.elapsed().as_secs_f64()))
+}
+
+#[test]
+fn benchmark_kernels_match_the_interpreter_byte_for_byte() {
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{BENCHMARKS}/manifest.json")).unwrap()).unwrap();
+    let all: Vec<String> = manifest["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
+    let kernels: Vec<String> = match std::env::var("MISAAL_BENCH_KERNELS") {
+        Ok(v) if v == "all" => all.clone(),
+        Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        Err(_) => CI_KERNELS.iter().map(|s| s.to_string()).collect(),
+    };
+    for k in &kernels {
+        assert!(all.contains(k), "`{k}` is not in benchmarks/manifest.json");
+    }
+    halide_include();
+    check_cc();
+    let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
+    let reference = |f: &Func, args: Vec<ArgValue>| Interp::new(&ops).run(f, args);
+    let results = par_map(&kernels, |k| check(k, &manifest, &reference));
+    let mut failures = Vec::new();
+    for r in results {
+        match r {
+            Ok(s) => eprintln!("{s}"),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} kernels differ from the reference interpreter:\n{}", failures.len(), kernels.len(), failures.join("\n"));
+}
