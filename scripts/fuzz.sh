@@ -46,6 +46,8 @@ done
 
 log="$ROOT/fuzz/logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log"
 echo "fuzz.sh: $target for ${secs}s, log $log"
+dict=()
+[ -f "$ROOT/fuzz/dicts/$target.dict" ] && dict=(-dict="$ROOT/fuzz/dicts/$target.dict")
 status=0
 # -a: debug assertions (and overflow checks) stay on while fuzzing.
 # -s none: no sanitizer; this is safe Rust, and ASan would slow it down.
@@ -55,7 +57,7 @@ status=0
 nice -n 19 cargo +nightly fuzz run -a -s none "$target" "$corpus" "$seed_dir" -- \
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "$@" \
+    -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${dict[@]}" "$@" \
     >"$log" 2>&1 || status=$?
 # The last status line: `#EXECS: cov: .. crash/timeout/oom ..: C/T/O time: SECONDSs`.
 grep -E '^#[0-9]+: cov' "$log" | tail -1 || true

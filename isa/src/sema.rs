@@ -42,6 +42,9 @@ const MAX_CALL_DEPTH: usize = 32;
 /// The costliest bundled spec, a 512-bit masked ternarylogic with an
 /// operand-dependent IF per bit, takes about 534,000 (1/8 of this).
 pub const MAX_UNROLL_STEPS: u64 = 1 << 22;
+/// Nodes the unrolled DAG of one instruction may reach before compaction.
+/// The largest bundled spec (the same ternarylogic) builds about 4,100.
+pub const MAX_DAG_NODES: usize = 1 << 18;
 
 #[derive(Clone, Copy, Debug)]
 enum Val {
@@ -159,6 +162,9 @@ impl<'a> Unroller<'a> {
                 span,
                 format!("unrolling takes more than {MAX_UNROLL_STEPS} steps (statements run, through every loop trip and call); are loops nested too deep or too long?"),
             );
+        }
+        if self.dag.len() > MAX_DAG_NODES {
+            return self.err(f, span, format!("the unrolled semantics grow past {MAX_DAG_NODES} DAG nodes; are loops nested too deep or too long?"));
         }
         Ok(())
     }
