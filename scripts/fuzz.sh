@@ -11,56 +11,61 @@
 # and its final stats (seconds, executions) are printed at the end; crashing
 # inputs land in fuzz/artifacts/TARGET/. A crash, once fixed, belongs in
 # fuzz/regressions/TARGET/ (replayed by tests/fuzz_regressions.rs).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]}"
-secs="${2:-1800}"
-shift $(( $# >= 2 ? 2 : 1 ))
-cd "$ROOT"
+# The whole script is one function, read before it runs: editing this file
+# during a run does not derail the run.
+main() {
+    set -euo pipefail
+    ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    target="${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]}"
+    secs="${2:-1800}"
+    shift $(( $# >= 2 ? 2 : 1 ))
+    cd "$ROOT"
 
-seeds=()
-case "$target" in
-    sema) max_len=16384
-          seeds=(isa/specs/*/*.sema tests/pass/*.sema tests/fail/*.sema frontends/halide/*.sema) ;;
-    stmt) max_len=16384
-          seeds=(benchmarks/stmt/*.stmt frontends/src/stmt/samples/*.stmt frontends/tests/fail/*.stmt) ;;
-    egg) max_len=8192
-          seeds=(tests/good-rules/*.egg tests/broken-rules/*.egg rulesets/*.egg) ;;
-    baseline) max_len=4096
-          seeds=(datalog/baselines/*.csv) ;;
-    manifest) max_len=8192
-          seeds=(benchmarks/manifest.json) ;;
-    *) echo "fuzz.sh: unknown target \`$target\` (sema, stmt, egg, baseline, manifest)" >&2; exit 2 ;;
-esac
+    seeds=()
+    case "$target" in
+        sema) max_len=16384
+              seeds=(isa/specs/*/*.sema tests/pass/*.sema tests/fail/*.sema frontends/halide/*.sema) ;;
+        stmt) max_len=16384
+              seeds=(benchmarks/stmt/*.stmt frontends/src/stmt/samples/*.stmt frontends/tests/fail/*.stmt) ;;
+        egg) max_len=8192
+              seeds=(tests/good-rules/*.egg tests/broken-rules/*.egg rulesets/*.egg) ;;
+        baseline) max_len=4096
+              seeds=(datalog/baselines/*.csv) ;;
+        manifest) max_len=8192
+              seeds=(benchmarks/manifest.json) ;;
+        *) echo "fuzz.sh: unknown target \`$target\` (sema, stmt, egg, baseline, manifest)" >&2; exit 2 ;;
+    esac
 
-seed_dir="$ROOT/fuzz/seeds/$target"
-corpus="$ROOT/fuzz/corpus/$target"
-artifacts="$ROOT/fuzz/artifacts/$target"
-rm -rf "$seed_dir"
-mkdir -p "$seed_dir" "$corpus" "$ROOT/fuzz/logs" "$artifacts"
-for f in "${seeds[@]}"; do
-    [ -f "$f" ] && cp "$f" "$seed_dir/$(echo "$f" | tr '/' '_')"
-done
-# Earlier crashes seed too: their neighbourhood is where bugs were.
-[ -d "fuzz/regressions/$target" ] && cp fuzz/regressions/"$target"/* "$seed_dir/" 2>/dev/null || true
+    seed_dir="$ROOT/fuzz/seeds/$target"
+    corpus="$ROOT/fuzz/corpus/$target"
+    artifacts="$ROOT/fuzz/artifacts/$target"
+    rm -rf "$seed_dir"
+    mkdir -p "$seed_dir" "$corpus" "$ROOT/fuzz/logs" "$artifacts"
+    for f in "${seeds[@]}"; do
+        [ -f "$f" ] && cp "$f" "$seed_dir/$(echo "$f" | tr '/' '_')"
+    done
+    # Earlier crashes seed too: their neighbourhood is where bugs were.
+    [ -d "fuzz/regressions/$target" ] && cp fuzz/regressions/"$target"/* "$seed_dir/" 2>/dev/null || true
 
-log="$ROOT/fuzz/logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log"
-echo "fuzz.sh: $target for ${secs}s, log $log"
-dict=()
-[ -f "$ROOT/fuzz/dicts/$target.dict" ] && dict=(-dict="$ROOT/fuzz/dicts/$target.dict")
-status=0
-# -a: debug assertions (and overflow checks) stay on while fuzzing.
-# -s none: no sanitizer; this is safe Rust, and ASan would slow it down.
-# -fork=1 with -ignore_*: one worker process at a time that is restarted
-# after a crash, timeout or OOM, so a run of SECONDS finds more than its
-# first crash; each is saved in fuzz/artifacts/TARGET/.
-nice -n 19 cargo +nightly fuzz run -a -s none "$target" "$corpus" "$seed_dir" -- \
-    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${dict[@]}" "$@" \
-    >"$log" 2>&1 || status=$?
-# The last status line: `#EXECS: cov: .. crash/timeout/oom ..: C/T/O time: SECONDSs`.
-grep -E '^#[0-9]+: cov' "$log" | tail -1 || true
-grep -E '^stat::|^INFO: exiting|^INFO: fuzzed for' "$log" || true
-ls "$artifacts" | sed 's/^/artifact: /' 
-exit "$status"
+    log="$ROOT/fuzz/logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log"
+    echo "fuzz.sh: $target for ${secs}s, log $log"
+    dict=()
+    [ -f "$ROOT/fuzz/dicts/$target.dict" ] && dict=(-dict="$ROOT/fuzz/dicts/$target.dict")
+    status=0
+    # -a: debug assertions (and overflow checks) stay on while fuzzing.
+    # -s none: no sanitizer; this is safe Rust, and ASan would slow it down.
+    # -fork=1 with -ignore_*: one worker process at a time that is restarted
+    # after a crash, timeout or OOM, so a run of SECONDS finds more than its
+    # first crash; each is saved in fuzz/artifacts/TARGET/.
+    nice -n 19 cargo +nightly fuzz run -a -s none "$target" "$corpus" "$seed_dir" -- \
+        -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" \
+        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${dict[@]}" "$@" \
+        >"$log" 2>&1 || status=$?
+    # The last status line: `#EXECS: cov: .. crash/timeout/oom ..: C/T/O time: SECONDSs`.
+    grep -E '^#[0-9]+: cov' "$log" | tail -1 || true
+    grep -E '^stat::|^INFO: exiting|^INFO: fuzzed for' "$log" || true
+    ls "$artifacts" | sed 's/^/artifact: /' 
+    exit "$status"
+}
+main "$@"

@@ -466,7 +466,7 @@ impl Cx<'_> {
         let target = Self::get(&fields, "target").map(|v| self.string(v, "the Halide target")).transpose()?.map(str::to_string);
         let kv = self.require(&fields, "kernels", "the manifest", root.pos)?;
         let mut kernels: Vec<Kernel> = Vec::new();
-        let mut push = |k: Kernel, at: Pos, kernels: &mut Vec<Kernel>| -> R<()> {
+        let push = |k: Kernel, at: Pos, kernels: &mut Vec<Kernel>| -> R<()> {
             if kernels.iter().any(|o| o.name == k.name) {
                 return Err(self.err(at, format!("kernel `{}` appears twice", k.name)));
             }
