@@ -37,6 +37,10 @@ use super::types::{Type, round_float};
 /// Deepest nesting of expressions and blocks accepted; deeper input is an
 /// error rather than a stack overflow.
 const MAX_DEPTH: u32 = 200;
+/// Binary operators on one path of an expression tree. A chain `a + b + ..`
+/// parses in a loop, but its tree is as deep as it is long, and printing,
+/// dropping and the backends recurse on that depth.
+const MAX_CHAIN: u32 = 1000;
 
 type PResult<T> = Result<T, Diagnostic>;
 
@@ -86,6 +90,7 @@ pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<
         toks: toks.clone(),
         pos: 0,
         depth: 0,
+        chain: 0,
         scan: scan.clone(),
         given: given.clone(),
         learned: learned.clone(),
@@ -333,6 +338,8 @@ struct Parser<'a> {
     toks: Vec<Token>,
     pos: usize,
     depth: u32,
+    /// Binary operators above the one being parsed; see [`MAX_CHAIN`].
+    chain: u32,
     scan: Scan,
     /// Element types from [`ParseOptions::buffer_types`].
     given: HashMap<String, Type>,
@@ -956,6 +963,13 @@ impl Parser<'_> {
     }
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let base = self.chain;
+        let r = self.binary_chain(min_prec);
+        self.chain = base;
+        r
+    }
+
+    fn binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         loop {
             let t = self.peek();
@@ -967,6 +981,10 @@ impl Parser<'_> {
                 break;
             }
             let span = self.bump().span;
+            self.chain += 1;
+            if self.chain > MAX_CHAIN {
+                return Err(self.err(span, format!("more than {MAX_CHAIN} binary operators in one expression; split it with a `let`")));
+            }
             let rhs = self.binary(prec + 1)?;
             lhs = self.make_binary(op, lhs, rhs, span)?;
         }
