@@ -1,21 +1,20 @@
 //! `misaal classes`: similarity classes, membership checks and lane facts.
 
-use crate::{ClassesArgs, ClassesCmd, load};
+use crate::{ClassesArgs, ClassesCmd, load_verified};
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_datalog::{Baseline, FamilyComparison, analyze, classify, compare};
 use misaal_reports::{ClassRow, FamilyRow, LaneRow};
 use misaal_verifier::membership::{MembershipCheck, check_membership};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let t0 = Instant::now();
     let baseline_path = if args.no_baseline { None } else { args.baseline.clone().or_else(|| Baseline::bundled(&args.spec.target)) };
     let baseline = baseline_path.as_deref().map(Baseline::load).transpose().map_err(|e| format!("error: {e}"))?;
-    let lib = load(&args.spec)?;
+    let lib = load_verified(&args.spec, args.include_unverified)?;
     let t_load = t0.elapsed();
     let t1 = Instant::now();
     let set = classify(&lib);
@@ -34,30 +33,23 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let todo: Vec<(usize, usize)> = set.classes.iter().enumerate().flat_map(|(c, cl)| (0..cl.members.len()).map(move |m| (c, m))).collect();
     let pb = ProgressBar::new(todo.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} membership checks").expect("template"));
-    let next = AtomicUsize::new(0);
-    let checks: Mutex<BTreeMap<(usize, usize), MembershipCheck>> = Mutex::new(BTreeMap::new());
-    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(c, m)) = todo.get(k) else { break };
-                    let class = &set.classes[c];
-                    let member = &class.members[m];
-                    let own = lib.get(&member.instr.name).expect("member is in the library").1;
-                    let r = check_membership(class, member, own, args.timeout);
-                    if let MembershipCheck::Failed(why) = &r {
-                        pb.println(format!("MEMBERSHIP FAILED {} in {}: {why}", member.instr.name, class.name));
-                    }
-                    checks.lock().expect("checks").insert((c, m), r);
-                    pb.inc(1);
-                }
-            });
-        }
-    });
+    // One membership proof per task; `collect` keeps class and member order.
+    let checks: BTreeMap<(usize, usize), MembershipCheck> = todo
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(c, m)| {
+            let class = &set.classes[c];
+            let member = &class.members[m];
+            let own = lib.get(&member.instr.name).expect("member is in the library").1;
+            let r = check_membership(class, member, own, args.timeout);
+            if let MembershipCheck::Failed(why) = &r {
+                pb.println(format!("MEMBERSHIP FAILED {} in {}: {why}", member.instr.name, class.name));
+            }
+            pb.inc(1);
+            ((c, m), r)
+        })
+        .collect();
     pb.finish_and_clear();
-    let checks = checks.into_inner().expect("checks");
     let t_checks = t2.elapsed();
 
     let t3 = Instant::now();
@@ -129,7 +121,7 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
         println!();
         println!("load+unroll {:>9.1} ms", t_load.as_secs_f64() * 1e3);
         println!("classes     {:>9.1} ms  (constant extraction, width unification, grouping)", t_classes.as_secs_f64() * 1e3);
-        println!("membership  {:>9.1} ms  ({} Z3 proofs on {jobs} threads)", t_checks.as_secs_f64() * 1e3, checks.len());
+        println!("membership  {:>9.1} ms  ({} Z3 proofs on {} threads)", t_checks.as_secs_f64() * 1e3, checks.len(), rayon::current_num_threads());
         println!("lane facts  {:>9.1} ms", t_lanes.as_secs_f64() * 1e3);
         println!("total       {:>9.1} ms", t0.elapsed().as_secs_f64() * 1e3);
         println!("\nlane program rule times:\n{}", lanes.timings);

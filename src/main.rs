@@ -1,16 +1,12 @@
 //! The misaal command line.
 
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use misaal_isa::{BitVec, Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
-use misaal_verifier::{DiffConfig, Verdict, X86Silicon, check_against};
-use std::collections::BTreeMap;
+use misaal_verifier::DiffConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(name = "misaal", version, about = "Verified rewrite rules from vector instruction semantics")]
@@ -72,6 +68,10 @@ struct BenchArgs {
     /// Skip the (slow) reference-interpreter check.
     #[arg(long)]
     no_interp: bool,
+    /// Exit 0 even when a kernel is `unchecked` (no Halide object and no
+    /// interpreter, so nothing was compared); for timing only.
+    #[arg(long)]
+    allow_unchecked: bool,
 }
 
 #[derive(Args)]
@@ -97,6 +97,14 @@ struct VerifyArgs {
     /// Ignore and do not update the verdict cache (.misaal-cache/verify.tsv).
     #[arg(long)]
     no_cache: bool,
+    /// Let rules use x86 specs that have not met their oracle (see
+    /// isa/specs/x86/STATUS.tsv); the output then says so.
+    #[arg(long)]
+    include_unverified: bool,
+    /// Exit 0 even when a rule is `inapplicable` (no instantiation meets its
+    /// side conditions), which is otherwise an error in the ruleset.
+    #[arg(long)]
+    allow_inapplicable: bool,
 }
 
 #[derive(Args)]
@@ -121,6 +129,9 @@ struct ClassesArgs {
     /// Compare with no baseline.
     #[arg(long)]
     no_baseline: bool,
+    /// Also classify specs that have not met their oracle (see STATUS.tsv).
+    #[arg(long)]
+    include_unverified: bool,
 }
 
 #[derive(Subcommand)]
@@ -187,16 +198,48 @@ enum IsaCmd {
         /// Worker threads (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// The status table to update (default: STATUS.tsv in the specs folder).
+        #[arg(long)]
+        status: Option<PathBuf>,
     },
 }
 
 mod bench;
+mod check;
 mod classes;
 mod verify;
 
 fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
     let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
     SpecLibrary::load_dir(&dir).map_err(|d| format!("{d}\n{} error(s) in {}", d.0.len(), dir.display()))
+}
+
+/// The specs that met their oracle (per `STATUS.tsv` in the specs folder),
+/// or all of them with `include_unverified`, which is then said on stderr.
+fn load_verified(spec: &SpecArgs, include_unverified: bool) -> Result<SpecLibrary, String> {
+    let mut lib = load(spec)?;
+    let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
+    let table = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
+    let total = lib.len();
+    if include_unverified {
+        let unverified = lib.instrs().iter().filter(|i| table.verified(&i.name, lib.get(&i.name).expect("listed").1).is_err()).count();
+        eprintln!("note: --include-unverified: {unverified} of {total} specs have not met their oracle and are used anyway");
+        return Ok(lib);
+    }
+    let excluded = lib.retain_verified(&table);
+    if !excluded.is_empty() {
+        let names: Vec<&str> = excluded.iter().take(8).map(|(n, _)| n.as_str()).collect();
+        eprintln!(
+            "note: {} of {total} specs are unverified and left out ({}{}); `misaal isa check` verifies them",
+            excluded.len(),
+            names.join(", "),
+            if excluded.len() > 8 { ", ..." } else { "" }
+        );
+    }
+    if lib.is_empty() {
+        return Err(format!("error: no spec in {} has met its oracle; run `misaal isa check --target {}` first", dir.display(), spec.target));
+    }
+    Ok(lib)
 }
 
 fn main() -> ExitCode {
@@ -216,8 +259,8 @@ fn main() -> ExitCode {
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => bench::compile(args),
         Cmd::Bench(args) => bench::bench(args),
-        Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs }) => {
-            check(&spec, family, filter, DiffConfig { cases, seed, ..Default::default() }, out, jobs)
+        Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
+            check::check(&spec, check::CheckArgs { family, filter, cfg: DiffConfig { cases, seed, ..Default::default() }, out, jobs, status })
         }
     };
     match r {
@@ -316,111 +359,7 @@ struct Outcome {
     family: String,
     row: SemanticsRow,
     detail: Option<String>,
-}
-
-fn check(
-    spec: &SpecArgs,
-    family: Option<String>,
-    filter: Option<String>,
-    cfg: DiffConfig,
-    out: Option<PathBuf>,
-    jobs: Option<usize>,
-) -> Result<ExitCode, String> {
-    if spec.target != "x86" {
-        return Err(format!("error: no oracle for target `{}` yet; only x86 is checked on silicon", spec.target));
-    }
-    let lib = load(spec)?;
-    let todo: Vec<(&Arc<Instr>, &Arc<Semantics>)> = lib
-        .iter()
-        .filter(|(i, _)| family.as_ref().is_none_or(|f| &i.family == f))
-        .filter(|(i, _)| filter.as_ref().is_none_or(|f| i.name.contains(f.as_str())))
-        .collect();
-    if todo.is_empty() {
-        return Err("error: no spec matches the filters".into());
-    }
-    let oracle = X86Silicon;
-    let pb = ProgressBar::new(todo.len() as u64);
-    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let started = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((i, sem)) = todo.get(k) else { break };
-                    let t = Instant::now();
-                    let verdict = check_against(&oracle, i, sem, &cfg);
-                    let seconds = t.elapsed().as_secs_f64();
-                    let (status, cases, detail) = match verdict {
-                        Verdict::Agreed { cases } => ("silicon", cases as u64, None),
-                        Verdict::Unavailable(why) => ("skipped", 0, Some(format!("SKIPPED {}: {why}", i.name))),
-                        Verdict::Failed(cx) => ("failed", cfg.cases as u64, Some(format!("FAILED {} ({}:{}):\n{cx}", i.name, i.file, i.span.line))),
-                        Verdict::OracleFailed(why) => ("failed", 0, Some(format!("FAILED {}: {why}", i.name))),
-                    };
-                    if let Some(d) = &detail {
-                        pb.println(d);
-                    }
-                    pb.set_message(i.name.clone());
-                    pb.inc(1);
-                    let row = SemanticsRow {
-                        intrinsic: i.name.clone(),
-                        instruction: i.mnemonic.clone(),
-                        feature: i.features.join("+"),
-                        status: status.into(),
-                        cases,
-                        seconds,
-                    };
-                    results.lock().expect("results").push((k, Outcome { family: i.family.clone(), row, detail }));
-                }
-            });
-        }
-    });
-    pb.finish_and_clear();
-    let mut results = results.into_inner().expect("results");
-    results.sort_by_key(|(k, _)| *k);
-    let outcomes: Vec<Outcome> = results.into_iter().map(|(_, o)| o).collect();
-
-    let mut fams: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for o in &outcomes {
-        let e = fams.entry(&o.family).or_default();
-        match o.row.status.as_str() {
-            "silicon" => e[0] += 1,
-            "skipped" => e[1] += 1,
-            _ => e[2] += 1,
-        }
-    }
-    println!("{:<16} {:>6} {:>8} {:>8} {:>7}", "family", "specs", "silicon", "skipped", "failed");
-    let mut tot = [0usize; 3];
-    for (f, c) in &fams {
-        println!("{:<16} {:>6} {:>8} {:>8} {:>7}", f, c.iter().sum::<usize>(), c[0], c[1], c[2]);
-        for k in 0..3 {
-            tot[k] += c[k];
-        }
-    }
-    println!("{:<16} {:>6} {:>8} {:>8} {:>7}", "total", tot.iter().sum::<usize>(), tot[0], tot[1], tot[2]);
-    let skipped: Vec<&str> = outcomes.iter().filter(|o| o.row.status == "skipped").map(|o| o.row.intrinsic.as_str()).collect();
-    if !skipped.is_empty() {
-        println!("unverified (skipped, excluded from synthesis): {}", skipped.join(", "));
-    }
-    let failed = outcomes.iter().filter(|o| o.row.status == "failed").count();
-    for o in outcomes.iter().filter(|o| o.row.status == "failed") {
-        if let Some(d) = &o.detail {
-            eprintln!("{d}");
-        }
-    }
-    let path = out.unwrap_or_else(|| PathBuf::from(format!("reports/{}_semantics.csv", spec.target)));
-    let rows: Vec<SemanticsRow> = outcomes.into_iter().map(|o| o.row).collect();
-    misaal_reports::write_semantics_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    println!(
-        "{} specs checked with {} cases each (seed {}) in {:.1}s; wrote {}",
-        rows.len(),
-        cfg.cases,
-        cfg.seed,
-        started.elapsed().as_secs_f64(),
-        path.display()
-    );
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    status: misaal_isa::SpecStatus,
+    /// The CPU, or the twin and its proof, for the status table.
+    evidence: String,
 }

@@ -4,12 +4,13 @@ use crate::VerifyArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_isa::SpecLibrary;
 use misaal_reports::VerifyRow;
-use misaal_verifier::audit::{AuditConfig, InstanceResult, Libraries, VerdictCache, Verdict, plan, run_job, summarize};
-use misaal_verifier::rules::parse_rules;
+use misaal_isa::StatusTable;
+use misaal_rulesets::describe_env;
+use misaal_verifier::audit::{AuditConfig, InstanceResult, Libraries, VerdictCache, Verdict, load_rules, plan, run_job, summarize, unverified_specs};
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
@@ -22,50 +23,65 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
         (misaal_rulesets::bundled_ruleset(&args.rules), args.rules.clone())
     };
     let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
-    let mut rules = parse_rules(&path.display().to_string(), &text).map_err(|d| d.to_string())?;
+    let x86_dir = misaal_isa::bundled_spec_dir("x86");
+    let x86 = SpecLibrary::load_dir(&x86_dir).map_err(|d| d.to_string())?;
+    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
+    let libs = Libraries { x86: &x86, halide: &halide };
+    let cfg = AuditConfig { timeout_ms: args.timeout, quickcheck_cases: args.cases, ..Default::default() };
+    let status = StatusTable::load(&StatusTable::path_for(&x86_dir)).map_err(|d| d.to_string())?;
+    if args.include_unverified {
+        println!("note: --include-unverified: rules may use x86 specs that have not met their oracle");
+    }
+    let mut rules = load_rules(&path.display().to_string(), &text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {}", d.0.len(), path.display()))?;
     if let Some(only) = &args.rule {
         rules.retain(|r| &r.name == only);
         if rules.is_empty() {
             return Err(format!("error: no rule named {only:?} in {}", path.display()));
         }
     }
-    let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).map_err(|d| d.to_string())?;
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let libs = Libraries { x86: &x86, halide: &halide };
-    let cfg = AuditConfig { timeout_ms: args.timeout, quickcheck_cases: args.cases, ..Default::default() };
-    let jobs = plan(&rules, &cfg).map_err(|(_, e)| e)?;
+    let planned = plan(&rules, &cfg).map_err(|(_, e)| e)?;
+    // Instantiations over specs that have not met their oracle are not
+    // audited: they are counted and listed, never passed.
+    let mut jobs = Vec::new();
+    let mut unaudited: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+    for job in planned {
+        let missing = match (&job.env, args.include_unverified) {
+            (Some(env), false) => unverified_specs(&libs, job.rule, env, &status),
+            _ => Vec::new(),
+        };
+        if missing.is_empty() {
+            jobs.push(job);
+        } else {
+            unaudited.push((job.rule.name.clone(), describe_env(job.env.as_ref().expect("planned")), missing));
+        }
+    }
 
     let cache_path = PathBuf::from(".misaal-cache/verify.tsv");
     let cache = Mutex::new(if args.no_cache { VerdictCache::default() } else { VerdictCache::load(&cache_path) });
     let pb = ProgressBar::new(jobs.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, InstanceResult)>> = Mutex::new(Vec::new());
     let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(k) else { break };
-                    let r = run_job(&libs, job, &cfg, &cache);
-                    if matches!(r.verdict, Verdict::Refuted | Verdict::EncoderMismatch | Verdict::Unknown) {
-                        pb.println(format!("{} {} [{}]: {}", r.verdict.label().to_uppercase(), r.rule, r.instantiation, r.counterexample));
-                    }
-                    pb.set_message(r.rule.clone());
-                    pb.inc(1);
-                    results.lock().expect("results").push((k, r));
+    // Its own pool, so `--jobs N` means N threads whatever rayon's global pool holds.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
+    // One instantiation per task; `collect` keeps rule order.
+    let results: Vec<InstanceResult> = pool.install(|| {
+        jobs.par_iter()
+            .with_max_len(1)
+            .map(|job| {
+                let r = run_job(&libs, job, &cfg, &cache);
+                if matches!(r.verdict, Verdict::Refuted | Verdict::EncoderMismatch | Verdict::Unknown | Verdict::Inapplicable) {
+                    pb.println(format!("{} {} [{}]: {}", r.verdict.label().to_uppercase(), r.rule, r.instantiation, r.counterexample));
                 }
-            });
-        }
+                pb.set_message(r.rule.clone());
+                pb.inc(1);
+                r
+            })
+            .collect()
     });
     pb.finish_and_clear();
     if let Err(e) = cache.lock().expect("cache").save() {
         eprintln!("warning: could not save the verdict cache {}: {e}", cache_path.display());
     }
-    let mut results = results.into_inner().expect("results");
-    results.sort_by_key(|(k, _)| *k);
-    let results: Vec<InstanceResult> = results.into_iter().map(|(_, r)| r).collect();
 
     let counts = summarize(&results);
     let n = |v: Verdict| counts.get(&v).copied().unwrap_or(0);
@@ -76,7 +92,22 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     println!("  unknown           {:>6}", n(Verdict::Unknown));
     println!("  inapplicable      {:>6}", n(Verdict::Inapplicable));
     println!("  encoder-mismatch  {:>6}", n(Verdict::EncoderMismatch));
-    let bad: Vec<&InstanceResult> = results.iter().filter(|r| matches!(r.verdict, Verdict::Refuted | Verdict::EncoderMismatch)).collect();
+    println!("  unverified-spec   {:>6}  (not audited: an x86 spec it uses has not met its oracle)", unaudited.len());
+    let mut specs: Vec<&str> = unaudited.iter().flat_map(|u| u.2.iter().map(|(s, _)| s.as_str())).collect();
+    specs.sort();
+    specs.dedup();
+    if !specs.is_empty() {
+        println!(
+            "    {} unverified spec(s), e.g. {}: {}",
+            specs.len(),
+            unaudited[0].2[0].0,
+            unaudited[0].2[0].1
+        );
+    }
+    let bad: Vec<&InstanceResult> = results
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Refuted | Verdict::EncoderMismatch) || (r.verdict == Verdict::Inapplicable && !args.allow_inapplicable))
+        .collect();
     for r in bad.iter().take(10) {
         println!("{} {} [{}]\n    {}", r.verdict.label(), r.rule, r.instantiation, r.counterexample);
     }
@@ -93,9 +124,34 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
             quickcheck_cases: r.quickcheck_cases as u64,
             counterexample: r.counterexample.clone(),
         })
+        .chain(unaudited.iter().map(|(rule, inst, missing)| VerifyRow {
+            rule: rule.clone(),
+            instantiation: inst.clone(),
+            verdict: "unverified-spec".into(),
+            solver_ms: 0.0,
+            quickcheck_cases: 0,
+            counterexample: missing.iter().map(|(s, why)| format!("{s}: {why}")).collect::<Vec<_>>().join("; "),
+        }))
         .collect();
     let out = args.out.unwrap_or_else(|| PathBuf::from(format!("reports/verify_{target}.csv")));
     misaal_reports::write_verify_csv(&rows, &out).map_err(|e| format!("error: writing {}: {e}", out.display()))?;
     println!("wrote {}", out.display());
-    Ok(if bad.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // Only `proved` passes. A refutation, an encoder mismatch or (unless
+    // allowed) a rule no instantiation can use fails the audit (1); an
+    // instantiation the solver could not decide leaves it unproved (3).
+    let unknown = n(Verdict::Unknown);
+    if !bad.is_empty() {
+        println!("FAILED: {} instantiation(s) refuted, mismatched or inapplicable", bad.len());
+        return Ok(ExitCode::from(1));
+    }
+    if unknown > 0 {
+        println!("NOT PROVED: {unknown} instantiation(s) unknown (solver timeout); raise --timeout or simplify the rule");
+        return Ok(ExitCode::from(3));
+    }
+    if args.include_unverified {
+        println!("all proved, over specs that may be unverified (--include-unverified)");
+    } else if !unaudited.is_empty() {
+        println!("all audited instantiations proved; {} not audited (unverified specs; `misaal isa check` on a CPU that runs them)", unaudited.len());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -43,7 +43,8 @@ fn eval_computes_in_hex() {
 fn check_writes_the_csv_with_documented_columns() {
     let dir = std::env::temp_dir().join(format!("misaal-cli-{}", std::process::id()));
     let csv = dir.join("x86_semantics.csv");
-    let (ok, out, err) = misaal(&["isa", "check", "--target", "x86", "--family", "madd", "--out", csv.to_str().unwrap()]);
+    let status = dir.join("STATUS.tsv");
+    let (ok, out, err) = misaal(&["isa", "check", "--target", "x86", "--family", "madd", "--out", csv.to_str().unwrap(), "--status", status.to_str().unwrap()]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("family") && out.contains("madd"));
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -51,7 +52,88 @@ fn check_writes_the_csv_with_documented_columns() {
     assert_eq!(lines.next(), Some("intrinsic,instruction,feature,status,cases,seconds"));
     let rows: Vec<&str> = lines.collect();
     assert!(rows.len() >= 6);
-    assert!(rows.iter().all(|r| r.contains(",silicon,1000,")), "{rows:#?}");
+    // A spec this CPU cannot run is skipped (0 cases), never silicon.
+    assert!(rows.iter().all(|r| r.contains(",silicon,1000,") || r.contains(",skipped,0,")), "{rows:#?}");
+    assert!(rows.iter().any(|r| r.starts_with("_mm_madd_epi16,") && r.contains(",silicon,1000,")), "{rows:#?}");
+    let avx512 = std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl");
+    assert_eq!(rows.iter().all(|r| r.contains(",silicon,")), avx512, "{rows:#?}");
+    let silicon = rows.iter().filter(|r| r.contains(",silicon,")).count();
+    let table = std::fs::read_to_string(&status).unwrap();
+    assert_eq!(table.lines().filter(|l| l.contains("\tsilicon\t1000\t")).count(), silicon, "{table}");
+    assert_eq!(table.lines().filter(|l| !l.starts_with('#')).count(), rows.len(), "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn check_rejects_zero_cases() {
+    let dir = std::env::temp_dir().join(format!("misaal-cli-zero-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = dir.join("STATUS.tsv");
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .args(["isa", "check", "--family", "add", "--cases", "0", "--status", status.to_str().unwrap(), "--out", dir.join("r.csv").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cases must be at least 1"));
+    assert!(!status.exists() && !dir.join("r.csv").exists(), "nothing may be labelled after zero cases");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The AVX-VNNI (VEX) dot products are `silicon` on a CPU with AVX-VNNI,
+/// and otherwise `proven-twin`: Z3 proves each equal to its AVX512-VNNI
+/// form, which this run checked on silicon.
+#[test]
+fn avx_vnni_forms_are_silicon_or_proven_twins() {
+    if !std::arch::is_x86_feature_detected!("avx512vnni") || !std::arch::is_x86_feature_detected!("avx512vl") {
+        eprintln!("skipped: this CPU lacks avx512vnni/avx512vl, so the twins cannot be checked on silicon");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("misaal-cli-twin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = dir.join("STATUS.tsv");
+    let (ok, out, err) = misaal(&["isa", "check", "--family", "dot", "--filter", "_dp", "--cases", "200", "--status", status.to_str().unwrap(), "--out", dir.join("r.csv").to_str().unwrap()]);
+    assert!(ok, "{out}{err}");
+    let table = std::fs::read_to_string(&status).unwrap();
+    let avx: Vec<&str> = table.lines().filter(|l| l.contains("_avx_")).collect();
+    assert_eq!(avx.len(), 8, "{table}");
+    let want = if std::arch::is_x86_feature_detected!("avxvnni") { "\tsilicon\t" } else { "\tproven-twin\t" };
+    for l in &avx {
+        assert!(l.contains(want), "expected {want:?}: {l}");
+        if want.contains("twin") {
+            let name = l.split('\t').next().unwrap();
+            assert!(l.ends_with(&format!("= {} (Z3)", name.replace("_avx_", "_"))), "{l}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Classes (and everything after them) read only specs that met their
+/// oracle: a spec folder never checked is refused, and a checked one is used.
+#[test]
+fn classes_read_only_verified_specs() {
+    let dir = std::env::temp_dir().join(format!("misaal-cli-unverified-{}", std::process::id()));
+    let specs = dir.join("specs");
+    std::fs::create_dir_all(&specs).unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/isa/specs/x86/madd.sema"), specs.join("madd.sema")).unwrap();
+    let s = specs.to_str().unwrap();
+    let out_dir = dir.join("reports");
+    let o = out_dir.to_str().unwrap();
+    let (ok, _, err) = misaal(&["classes", "--specs", s, "--out-dir", o, "--no-baseline"]);
+    assert!(!ok && err.contains("no spec in") && err.contains("has met its oracle"), "{err}");
+    let (ok, out, err) = misaal(&["classes", "--specs", s, "--out-dir", o, "--no-baseline", "--include-unverified"]);
+    assert!(ok && err.contains("--include-unverified"), "{out}{err}");
+    let (ok, out, err) = misaal(&["isa", "check", "--specs", s, "--filter", "_mm_", "--out", dir.join("r.csv").to_str().unwrap()]);
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = misaal(&["classes", "--specs", s, "--out-dir", o, "--no-baseline"]);
+    assert!(ok, "{out}{err}");
+    assert!(err.contains("are unverified and left out") && err.contains("_mm256_"), "{err}");
+    let classes = std::fs::read_to_string(out_dir.join("x86_classes.csv")).unwrap();
+    assert!(classes.contains("_mm_madd_epi16") && !classes.contains("_mm256_madd_epi16"), "{classes}");
+    // A spec edited after its check is unverified again.
+    let text = std::fs::read_to_string(specs.join("madd.sema")).unwrap();
+    std::fs::write(specs.join("madd.sema"), text.replacen("SignExtend32", "ZeroExtend32", 1)).unwrap();
+    let (_, _, err) = misaal(&["classes", "--specs", s, "--out-dir", o, "--no-baseline"]);
+    assert!(err.contains("left out") || err.contains("has met its oracle"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -70,7 +152,8 @@ fn a_malformed_spec_folder_is_an_error_with_location() {
 #[test]
 fn classes_writes_three_csvs_and_shows_a_class() {
     let dir = std::env::temp_dir().join(format!("misaal-cli-classes-{}", std::process::id()));
-    let (ok, out, err) = misaal(&["classes", "--target", "x86", "--out-dir", dir.to_str().unwrap(), "--timings"]);
+    // Every spec, verified on this CPU or not: this test is about the reports.
+    let (ok, out, err) = misaal(&["classes", "--target", "x86", "--out-dir", dir.to_str().unwrap(), "--timings", "--include-unverified"]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("x compression") && out.contains("membership: ") && out.contains("lane program rule times"), "{out}");
     let classes = std::fs::read_to_string(dir.join("x86_classes.csv")).unwrap();
@@ -88,12 +171,20 @@ fn classes_writes_three_csvs_and_shows_a_class() {
     std::fs::write(&bad, "class,instruction\nfoo,bar baz\n").unwrap();
     let (ok, _, err) = misaal(&["classes", "--baseline", bad.to_str().unwrap(), "--out-dir", dir.to_str().unwrap()]);
     assert!(!ok && err.contains("bad.csv:2:5: expected an instruction name"), "{err}");
-    let (ok, out, _) = misaal(&["classes", "show", "_mm256_unpackhi_epi16"]);
+    let (ok, out, _) = misaal(&["classes", "--include-unverified", "show", "_mm256_unpackhi_epi16"]);
     assert!(ok);
     assert!(out.contains("class interleave") && out.contains("_mm512_unpacklo_epi8") && out.contains("@p"), "{out}");
     let (ok, _, err) = misaal(&["classes", "show", "no_such_thing"]);
     assert!(!ok && err.contains("no class or instruction"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The count on a `misaal verify` summary line such as `  refuted      1`.
+fn summary_count(stdout: &str, verdict: &str) -> Option<usize> {
+    stdout.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next() == Some(verdict)).then(|| w.next()?.parse().ok()).flatten().filter(|_| w.next().is_none())
+    })
 }
 
 #[test]
@@ -109,19 +200,46 @@ fn verify_reports_refutations_with_counterexamples_and_exit_code_1() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("refuted                1") || stdout.contains("refuted  ") , "{stdout}");
+    assert_eq!(summary_count(&stdout, "refuted"), Some(1), "{stdout}");
+    assert_eq!(summary_count(&stdout, "proved"), Some(0), "{stdout}");
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.starts_with("rule,instantiation,verdict,solver_ms,quickcheck_cases,counterexample\n"), "{text}");
     assert!(text.contains("packus-256-no-permute,-,refuted,") && text.contains("?a=0x") && text.contains("lhs=0x"), "{text}");
 
-    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/good-rules/14-slice-concat-add.egg");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", good, "--out", csv.to_str().unwrap()]).output().unwrap();
+    // One rule of the bundled ruleset, proved at all 12 widths.
+    let good = ["verify", "--rules", "x86", "--rule", "x86.concat-add", "--out", csv.to_str().unwrap()];
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(good).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("2 rules, 24 instantiations") && stdout.contains("proved                24"), "{stdout}");
+    assert!(stdout.contains("1 rules, 12 instantiations"), "{stdout}");
+    assert_eq!(summary_count(&stdout, "proved"), Some(12), "{stdout}");
+    assert_eq!(summary_count(&stdout, "refuted"), Some(0), "{stdout}");
     // A second run is answered from the verdict cache.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", good, "--out", csv.to_str().unwrap()]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("(24 from cache)"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(good).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(12 from cache)"));
+
+    // Only `proved` passes: a solver timeout exits 3 and says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&dir)
+        .args(["verify", "--rules", "x86", "--rule", "x86.mulhrs", "--timeout", "1", "--cases", "10", "--no-cache", "--out", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(summary_count(&stdout, "unknown").is_some_and(|n| n > 0) && stdout.contains("NOT PROVED"), "{stdout}");
+    // A rule no instantiation can use is an error in the ruleset.
+    std::fs::write(dir.join("never.egg"), "(rewrite (add (u ?bw 16) ?a ?b) (x86 _mm_add_epi8 ?a ?b)\n  :when ((in ?bw 8) (> ?bw 8)) :name \"never\")\n").unwrap();
+    let never = ["verify", "--rules", "never.egg", "--out", csv.to_str().unwrap()];
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(never).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(summary_count(&String::from_utf8_lossy(&out.stdout), "inapplicable"), Some(1));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(never).arg("--allow-inapplicable").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // An unknown intrinsic is a load error at its position, not a verdict.
+    let typo = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rule-load-errors/unknown-intrinsic.egg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", typo]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown-intrinsic.egg:3:31: error: rule \"add-typo\": no x86 spec `_mm_add_epi7`"), "{}", String::from_utf8_lossy(&out.stderr));
 
     std::fs::write(dir.join("bad.egg"), "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"x\"").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", "bad.egg"]).output().unwrap();

@@ -1,47 +1,102 @@
-//! File-driven rule corpora; every file is its own test.
+//! File-driven rule corpora; every rule or file is its own test.
 //!
-//! `tests/good-rules/*.egg`: every instantiation of every rule is `proved`.
-//! `tests/broken-rules/*.egg` hold one rule each and open with
-//! `; expect: refuted` (every instantiation refuted) or
-//! `; expect: refuted at I1; I2` (exactly those instantiations refuted,
-//! every other one proved). A refutation must come with a counterexample
-//! whose two sides the evaluator confirms differ.
+//! - `rulesets/x86.egg`, the bundled ruleset users compile with: every
+//!   instantiation of every rule is `proved` (one test per rule). An
+//!   instantiation over x86 specs that have not met their oracle (see
+//!   `isa/specs/x86/STATUS.tsv`; e.g. AVX-512 on a CPU without it) is not
+//!   audited and is named on stderr; a rule with none left is ignored
+//!   (counted as skipped), never passed.
+//! - `tests/broken-rules/*.egg` hold one rule each. Line 1 states the
+//!   verdict: `; expect: refuted` (every instantiation refuted) or
+//!   `; expect: refuted at I1; I2` (exactly those refuted, every other one
+//!   proved). Line 2 states why: `; reason: counterexample` (inputs on which
+//!   the two sides differ, confirmed by the evaluator) or
+//!   `; reason: type-check: TEXT` (the sides do not fit at that width, and
+//!   the message contains TEXT). The harness checks both.
+//! - `tests/rule-load-errors/*.egg` do not load: line 1 is
+//!   `; error: LINE:COL: TEXT`, the position and message of the error. An
+//!   unknown name is a load error, never a verdict.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use misaal_isa::SpecLibrary;
-use misaal_verifier::audit::{AuditConfig, Libraries, VerdictCache, Verdict, plan, run_job};
-use misaal_verifier::rules::parse_rules;
+use misaal_isa::{SpecLibrary, StatusTable};
+use misaal_rulesets::Rule;
+use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, plan, run_job, unverified_specs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 struct Libs {
     x86: SpecLibrary,
     halide: SpecLibrary,
+    status: StatusTable,
 }
 
 fn libs() -> &'static Libs {
     static L: OnceLock<Libs> = OnceLock::new();
-    L.get_or_init(|| Libs {
-        x86: SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap_or_else(|d| panic!("{d}")),
-        halide: misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}")),
+    L.get_or_init(|| {
+        let dir = misaal_isa::bundled_spec_dir("x86");
+        Libs {
+            x86: SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}")),
+            halide: misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}")),
+            status: StatusTable::load(&StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}")),
+        }
     })
+}
+
+fn cfg() -> AuditConfig {
+    AuditConfig { quickcheck_cases: 300, ..Default::default() }
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(dir);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "egg")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "egg")).collect();
     v.sort();
+    assert!(!v.is_empty(), "no .egg files in {}", dir.display());
     v
 }
 
-/// (rule, instantiation, verdict, counterexample) for every job of a file.
-fn audit(path: &Path) -> Result<Vec<(String, String, Verdict, String)>, Failed> {
+/// Loads a rule file as `misaal verify` does: names resolved against the
+/// verified x86 specs and the Halide ops.
+fn load(path: &Path) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
     let text = std::fs::read_to_string(path).unwrap();
-    let rules = parse_rules(&path.display().to_string(), &text).map_err(|d| d.to_string())?;
+    let l = libs();
+    load_rules(&path.display().to_string(), &text, &Libraries { x86: &l.x86, halide: &l.halide }, &cfg())
+}
+
+/// The jobs of `rules` whose x86 specs are all verified, and how many were
+/// left out.
+fn verified_jobs(rules: &[Rule]) -> Result<(Vec<Job<'_>>, Vec<String>), Failed> {
     let l = libs();
     let libs = Libraries { x86: &l.x86, halide: &l.halide };
-    let cfg = AuditConfig { quickcheck_cases: 300, ..Default::default() };
-    let jobs = plan(&rules, &cfg).map_err(|(_, e)| e)?;
+    let all = plan(rules, &cfg()).map_err(|(_, e)| e)?;
+    let n = all.len();
+    let mut left_out = Vec::new();
+    let mut skipped = Vec::new();
+    let jobs: Vec<Job> = all
+        .into_iter()
+        .filter(|j| {
+            let missing = j.env.as_ref().map(|e| unverified_specs(&libs, j.rule, e, &l.status)).unwrap_or_default();
+            if let Some((spec, why)) = missing.first() {
+                left_out.push(format!("{spec}: {why}"));
+                skipped.push(misaal_rulesets::describe_env(j.env.as_ref().expect("planned")));
+            }
+            missing.is_empty()
+        })
+        .collect();
+    if !left_out.is_empty() {
+        left_out.sort();
+        left_out.dedup();
+        eprintln!("{}: {} of {n} instantiations not audited: {}", rules[0].name, n - jobs.len(), left_out.join("; "));
+    }
+    Ok((jobs, skipped))
+}
+
+/// (rule, instantiation, verdict, counterexample) for every job whose
+/// specs are verified.
+fn audit(rules: &[Rule]) -> Result<Vec<(String, String, Verdict, String)>, Failed> {
+    let l = libs();
+    let libs = Libraries { x86: &l.x86, halide: &l.halide };
+    let cfg = cfg();
+    let (jobs, _) = verified_jobs(rules)?;
     let cache = Mutex::new(VerdictCache::default());
     Ok(jobs
         .iter()
@@ -52,30 +107,47 @@ fn audit(path: &Path) -> Result<Vec<(String, String, Verdict, String)>, Failed> 
         .collect())
 }
 
-fn good(path: &Path) -> Result<(), Failed> {
-    let results = audit(path)?;
-    if results.is_empty() {
-        return Err("no rules".into());
-    }
+fn good(rule: &Rule) -> Result<(), Failed> {
+    let results = audit(std::slice::from_ref(rule))?;
     let bad: Vec<String> = results.iter().filter(|r| r.2 != Verdict::Proved).map(|r| format!("{} [{}]: {} {}", r.0, r.1, r.2.label(), r.3)).collect();
     if bad.is_empty() { Ok(()) } else { Err(bad.join("\n").into()) }
 }
 
+enum Reason {
+    Counterexample,
+    TypeCheck(String),
+}
+
 fn broken(path: &Path) -> Result<(), Failed> {
     let text = std::fs::read_to_string(path).unwrap();
-    let expect = text.lines().next().and_then(|l| l.strip_prefix("; expect: ")).ok_or("first line must be `; expect: refuted [at I1; I2]`")?;
+    let mut lines = text.lines();
+    let expect = lines.next().and_then(|l| l.strip_prefix("; expect: ")).ok_or("line 1 must be `; expect: refuted [at I1; I2]`")?;
     let at: Option<Vec<String>> = match expect.trim() {
         "refuted" => None,
         e => Some(e.strip_prefix("refuted at ").ok_or(format!("unknown expectation `{e}`"))?.split(';').map(|s| s.trim().to_string()).collect()),
     };
-    let results = audit(path)?;
+    let reason = match lines.next().and_then(|l| l.strip_prefix("; reason: ")).map(str::trim) {
+        Some("counterexample") => Reason::Counterexample,
+        Some(r) if r.starts_with("type-check: ") => Reason::TypeCheck(r["type-check: ".len()..].to_string()),
+        _ => return Err("line 2 must be `; reason: counterexample` or `; reason: type-check: TEXT`".into()),
+    };
+    let rules = load(path).map_err(|d| format!("a broken rule must load (its names must exist); it does not:\n{d}"))?;
+    let (_, unaudited) = verified_jobs(&rules)?;
+    let results = audit(&rules)?;
+    if results.is_empty() {
+        return Err("no instantiation over verified specs".into());
+    }
     let mut errors = Vec::new();
     for (rule, inst, v, cx) in &results {
         let want_refuted = at.as_ref().is_none_or(|a| a.contains(inst));
         match (want_refuted, v) {
             (true, Verdict::Refuted) => {
-                if !cx.contains("lhs=") && !cx.contains("does not type-check") {
-                    errors.push(format!("{rule} [{inst}]: refuted without a counterexample: {cx}"));
+                let type_error = cx.strip_prefix("does not type-check here: ");
+                match (&reason, type_error) {
+                    (Reason::Counterexample, None) if cx.contains("lhs=") && cx.contains("rhs=") => {}
+                    (Reason::TypeCheck(want), Some(msg)) if msg.contains(want.as_str()) => {}
+                    (Reason::Counterexample, _) => errors.push(format!("{rule} [{inst}]: expected a counterexample, got: {cx}")),
+                    (Reason::TypeCheck(want), _) => errors.push(format!("{rule} [{inst}]: expected a type-check failure containing {want:?}, got: {cx}")),
                 }
             }
             (false, Verdict::Proved) => {}
@@ -84,7 +156,7 @@ fn broken(path: &Path) -> Result<(), Failed> {
     }
     if let Some(a) = &at {
         for i in a {
-            if !results.iter().any(|r| &r.1 == i) {
+            if !results.iter().any(|r| &r.1 == i) && !unaudited.contains(i) {
                 errors.push(format!("no instantiation `{i}`; have {:?}", results.iter().map(|r| &r.1).collect::<Vec<_>>()));
             }
         }
@@ -92,16 +164,46 @@ fn broken(path: &Path) -> Result<(), Failed> {
     if errors.is_empty() { Ok(()) } else { Err(errors.join("\n").into()) }
 }
 
+fn load_error(path: &Path) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let want = text.lines().next().and_then(|l| l.strip_prefix("; error: ")).ok_or("line 1 must be `; error: LINE:COL: TEXT`")?;
+    let (pos, msg) = want.split_once(": ").ok_or("line 1 must be `; error: LINE:COL: TEXT`")?;
+    match load(path) {
+        Ok(rules) => Err(format!("loaded {} rule(s); expected the error {want:?}", rules.len()).into()),
+        Err(d) => {
+            let file = path.display().to_string();
+            if d.0.iter().any(|e| e.to_string().starts_with(&format!("{file}:{pos}:")) && e.message.contains(msg)) {
+                Ok(())
+            } else {
+                Err(format!("expected an error at {pos} containing {msg:?}, got:\n{d}").into())
+            }
+        }
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    for p in files("good-rules") {
-        let p = Arc::new(p);
-        trials.push(Trial::test(format!("good::{}", p.file_stem().unwrap().to_string_lossy()), move || good(&p)));
+    let bundled = misaal_rulesets::bundled_ruleset("x86");
+    let rules = load(&bundled).unwrap_or_else(|d| panic!("the bundled ruleset does not load:\n{d}"));
+    assert!(rules.len() >= 50, "the bundled ruleset holds only {} rules", rules.len());
+    for r in rules {
+        let (jobs, left_out) = verified_jobs(std::slice::from_ref(&r)).unwrap_or_else(|e| panic!("{e:?}"));
+        let none_left = jobs.is_empty() && !left_out.is_empty();
+        drop(jobs);
+        let name = if none_left { format!("bundled::{} (unverified specs only)", r.name) } else { format!("bundled::{}", r.name) };
+        trials.push(Trial::test(name, move || good(&r)).with_ignored_flag(none_left));
     }
     for p in files("broken-rules") {
+        // A broken rule over unverified specs only is ignored (skipped).
+        let none_left = load(&p).ok().and_then(|r| verified_jobs(&r).ok().map(|(j, u)| j.is_empty() && !u.is_empty())).unwrap_or(false);
         let p = Arc::new(p);
-        trials.push(Trial::test(format!("broken::{}", p.file_stem().unwrap().to_string_lossy()), move || broken(&p)));
+        let name = format!("broken::{}{}", p.file_stem().unwrap().to_string_lossy(), if none_left { " (unverified specs only)" } else { "" });
+        trials.push(Trial::test(name, move || broken(&p)).with_ignored_flag(none_left));
+    }
+    for p in files("rule-load-errors") {
+        let p = Arc::new(p);
+        trials.push(Trial::test(format!("load_error::{}", p.file_stem().unwrap().to_string_lossy()), move || load_error(&p)));
     }
     libtest_mimic::run(&args, trials).exit();
 }

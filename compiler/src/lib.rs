@@ -1,8 +1,10 @@
-//! The online path: egglog encoding of Halide IR, the saturation schedule,
-//! extraction of the cheapest target term, lowering and C code generation.
+//! The online path today: a C backend that emits a whole Halide Stmt as C
+//! with Halide's AOT ABI, lowering every vector op lane by lane (no
+//! instruction selection yet), and the benchmark manifest format.
 //!
-//! Owns: compile-time search and emission. Never proves rules itself; it only
-//! loads rulesets that `misaal-verifier` has audited.
+//! Owns: code generation and the suite manifest. Reads Stmt and op meaning
+//! from `misaal-frontends`. Instruction selection by egglog over the
+//! verified rulesets (read through `misaal-rulesets`) is a later stage.
 
 pub mod c;
 pub mod manifest;

@@ -83,12 +83,14 @@ pub mod lexer;
 pub mod library;
 pub mod parser;
 pub mod sema;
+pub mod status;
 
 pub use ast::{Instr, Ty};
 pub use bitvec::BitVec;
 pub use diag::{Diagnostic, Diagnostics};
 pub use library::SpecLibrary;
 pub use sema::{Lane, Semantics};
+pub use status::{SpecStatus, StatusTable};
 
 /// The specs shipped with misaal: `<this crate>/specs/<target>/`.
 pub fn bundled_spec_dir(target: &str) -> std::path::PathBuf {

@@ -107,6 +107,15 @@ impl SpecLibrary {
         Ok(SpecLibrary { instrs, semantics, by_name, defs, generics, instances: Mutex::new(HashMap::new()) })
     }
 
+    /// Keeps the concrete specs for which `keep` holds (generic ones stay).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Instr, &Semantics) -> bool) {
+        let (instrs, semantics): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.instrs).into_iter().zip(std::mem::take(&mut self.semantics)).filter(|(i, s)| keep(i, s)).unzip();
+        self.by_name = instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
+        self.instrs = instrs;
+        self.semantics = semantics;
+    }
+
     pub fn instrs(&self) -> &[Arc<Instr>] {
         &self.instrs
     }

@@ -1,7 +1,23 @@
-//! Rulesets (`rulesets/<target>.egg`) with provenance, and their location.
+//! Rule files and rulesets: the egglog subset misaal's rules are written in
+//! (s-expression reader, parser, AST), instantiation of numeric variables
+//! with default domains, template expansion of instruction names, the check
+//! that every name a rule uses exists, and where the bundled rulesets live.
 //!
-//! Owns: the on-disk ruleset format and where bundled rulesets live. Knows
-//! nothing of how rules were found or proved.
+//! Owns: the on-disk rule format. The verifier (which proves rules) and the
+//! compiler (which rewrites with them) both read rules through this crate.
+//! Knows nothing of how rules are found or proved: no Z3, no egglog.
+
+pub mod ast;
+pub mod instantiate;
+pub mod names;
+pub mod parser;
+pub mod sexp;
+
+pub use ast::{Cond, IntExpr, Rule, Term};
+pub use instantiate::{Assignment, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations};
+pub use names::{check_names, closest};
+pub use parser::parse_rules;
+pub use sexp::{Sexp, parse_sexps};
 
 use std::path::PathBuf;
 

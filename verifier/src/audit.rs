@@ -3,7 +3,7 @@
 //! evaluator (quickcheck). Five verdicts, as cranelift-isle's verifier has.
 
 use crate::differential::CaseGen;
-use crate::rules::{Cond, IntExpr, Rule, Term};
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations};
 use crate::smt::{Equivalence, prove_equivalent};
 use misaal_isa::ast::Ty;
 use misaal_isa::dag::{Dag, NodeId};
@@ -74,80 +74,6 @@ pub struct Libraries<'a> {
     pub halide: &'a SpecLibrary,
 }
 
-pub type Assignment = Vec<(String, i128)>;
-
-/// Every assignment of the rule's numeric variables that satisfies its
-/// side conditions.
-pub fn instantiations(rule: &Rule, cfg: &AuditConfig) -> Result<Vec<Assignment>, String> {
-    let vars = rule.numeric_vars();
-    let defined: Vec<&str> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, _) = c { Some(v.as_str()) } else { None }).collect();
-    let mut domains: Vec<(String, Vec<i128>)> = Vec::new();
-    for v in &vars {
-        let declared: Option<Vec<i128>> = rule.conds.iter().find_map(|c| if let Cond::In(x, vals) = c { (x == v).then(|| vals.clone()) } else { None });
-        let dom = match declared {
-            Some(d) => d,
-            None if defined.contains(&v.as_str()) => continue,
-            None if v.starts_with("bw") => vec![8, 16, 32, 64],
-            None if v.starts_with("vsize") => cfg.vector_widths.clone(),
-            None if v.starts_with("sign") => vec![0, 1],
-            None => return Err(format!("?{v} has no values: give it (in ?{v} ...), (range ?{v} LO HI) or (= ?{v} EXPR), or name it ?bw*, ?vsize* or ?sign*")),
-        };
-        domains.push((v.clone(), dom));
-    }
-    let mut out = Vec::new();
-    let total: usize = domains.iter().map(|(_, d)| d.len()).product();
-    if total > 100_000 {
-        return Err(format!("{total} instantiations; narrow the domains"));
-    }
-    for k in 0..total {
-        let mut env: Assignment = Vec::new();
-        let mut r = k;
-        for (v, d) in &domains {
-            env.push((v.clone(), d[r % d.len()]));
-            r /= d.len();
-        }
-        // Definitions may depend on one another: evaluate until all are bound.
-        let defs: Vec<(&String, &IntExpr)> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, e) = c { Some((v, e)) } else { None }).collect();
-        let mut ok = true;
-        for _ in 0..=defs.len() {
-            for (v, e) in &defs {
-                if let Ok(x) = e.eval(&env) {
-                    match env.iter().find(|(n, _)| n == *v) {
-                        Some((_, have)) if *have != x => ok = false,
-                        Some(_) => {}
-                        None => env.push(((*v).clone(), x)),
-                    }
-                }
-            }
-        }
-        if defs.iter().any(|(v, _)| !env.iter().any(|(n, _)| n == *v)) {
-            ok = false;
-        }
-        for c in &rule.conds {
-            if let Cond::Cmp(op, a, b) = c {
-                match (a.eval(&env), b.eval(&env)) {
-                    (Ok(x), Ok(y)) => {
-                        let holds = match op.as_str() {
-                            "=" => x == y,
-                            "!=" => x != y,
-                            "<" => x < y,
-                            "<=" => x <= y,
-                            ">" => x > y,
-                            _ => x >= y,
-                        };
-                        ok &= holds;
-                    }
-                    _ => ok = false,
-                }
-            }
-        }
-        if ok {
-            out.push(env);
-        }
-    }
-    Ok(out)
-}
-
 struct Builder<'a> {
     libs: &'a Libraries<'a>,
     env: &'a Assignment,
@@ -159,14 +85,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn resolve(&self, name: &str, args: &[Term], x86: bool) -> Result<(std::sync::Arc<Semantics>, Vec<Ty>, usize), String> {
         if x86 {
-            let mut n = name.to_string();
-            for (v, x) in self.env {
-                n = n.replace(&format!("{{{v}}}"), &x.to_string());
-            }
-            if n.contains("{mm}") {
-                let vs = self.env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
-                n = n.replace("{mm}", if vs == 128 { "mm" } else if vs == 256 { "mm256" } else { "mm512" });
-            }
+            let n = expand_name(name, self.env)?;
             let (i, s) = self.libs.x86.get(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
             return Ok((s.clone(), i.params.iter().map(|p| p.ty).collect(), 0));
         }
@@ -280,18 +199,6 @@ pub fn build_sides(libs: &Libraries, rule: &Rule, env: &Assignment) -> Result<Si
     Ok(Sides { vars: b.vars, lhs, rhs })
 }
 
-/// `bw=16,vsize=256,n=16`: element width first, then vector width, then
-/// the rest in order of appearance.
-pub fn describe_env(env: &Assignment) -> String {
-    if env.is_empty() {
-        return "-".into();
-    }
-    let rank = |v: &str| if v.starts_with("bw") { 0 } else if v.starts_with("vsize") { 1 } else { 2 };
-    let mut e: Vec<&(String, i128)> = env.iter().collect();
-    e.sort_by_key(|(v, _)| rank(v));
-    e.iter().map(|(v, x)| format!("{v}={x}")).collect::<Vec<_>>().join(",")
-}
-
 fn counterexample(sides: &Sides, ops: &[BitVec]) -> String {
     let inputs: Vec<String> = sides.vars.iter().zip(ops).map(|((n, _), v)| format!("?{n}={v}")).collect();
     let l = sides.lhs.eval(ops).map(|v| v.to_hex()).unwrap_or_else(|e| e.to_string());
@@ -306,6 +213,14 @@ pub fn cache_key(sides: &Sides, cfg: &AuditConfig) -> String {
     let text = format!("{}\n=\n{}\n{} {} {}", render(&sides.lhs), render(&sides.rhs), cfg.timeout_ms, cfg.quickcheck_cases, cfg.seed);
     let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+}
+
+/// The quickcheck stream of one instantiation: the configured seed mixed
+/// with a digest of both sides, so different rule instances draw different
+/// cases while a re-run of the same instance draws the same ones.
+pub fn quickcheck_seed(sides: &Sides, cfg: &AuditConfig) -> u64 {
+    let key = cache_key(sides, cfg);
+    cfg.seed ^ u64::from_str_radix(&key[..16], 16).expect("cache keys are hex")
 }
 
 /// Checks one instantiation. Quickcheck runs first: a difference it finds
@@ -325,7 +240,7 @@ pub fn check_instance(rule: &Rule, env: &Assignment, sides: &Sides, cfg: &AuditC
     };
     let types: Vec<Ty> = sides.vars.iter().map(|(_, w)| Ty::Bv(*w)).collect();
     let case_gen = CaseGen::from_types(types);
-    let mut g = Gen::from_size_and_seed(64, cfg.seed ^ cache_key(sides, cfg).len() as u64);
+    let mut g = Gen::from_size_and_seed(64, quickcheck_seed(sides, cfg));
     let mut differing: Option<Vec<BitVec>> = None;
     for k in 0..cfg.quickcheck_cases {
         let c = case_gen.case(&mut g);
@@ -438,6 +353,61 @@ impl VerdictCache {
     }
 }
 
+/// Parses a rule file and resolves every instruction and op it names
+/// against the libraries: an unknown name is a load error at its
+/// `file:line:col`, never a verdict. Whether the named specs are verified
+/// is asked per instantiation, by [`unverified_specs`].
+pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+    let rules = misaal_rulesets::parse_rules(file, text)?;
+    let x86 = |n: &str| -> Result<(), String> {
+        match libs.x86.get(n) {
+            Some(_) => Ok(()),
+            None => Err(match misaal_rulesets::closest(n, libs.x86.instrs().iter().map(|i| i.name.as_str())) {
+                Some(c) => format!("no x86 spec `{n}`; did you mean `{c}`?"),
+                None => format!("no x86 spec `{n}`"),
+            }),
+        }
+    };
+    let op = |n: &str| -> Result<(), String> {
+        match libs.halide.generic(n) {
+            Some(_) => Ok(()),
+            None => Err(match misaal_rulesets::closest(n, libs.halide.generic_names()) {
+                Some(c) => format!("no Halide op `{n}`; did you mean `{c}`?"),
+                None => format!("no Halide op `{n}`"),
+            }),
+        }
+    };
+    misaal_rulesets::check_names(&rules, &cfg.vector_widths, &x86, &op)?;
+    Ok(rules)
+}
+
+/// The x86 specs an instantiation uses that `status` does not vouch for
+/// (never checked, skipped, failed, or changed since), each with the reason.
+/// Such an instantiation is not audited: its rule cannot be used there.
+pub fn unverified_specs(libs: &Libraries, rule: &Rule, env: &Assignment, status: &misaal_isa::StatusTable) -> Vec<(String, String)> {
+    fn walk(t: &Term, out: &mut Vec<String>, env: &Assignment) {
+        if let Term::X86(name, _, _) = t
+            && let Ok(n) = expand_name(name, env)
+            && !out.contains(&n)
+        {
+            out.push(n);
+        }
+        if let Term::X86(_, args, _) | Term::Op(_, args, _) = t {
+            args.iter().for_each(|a| walk(a, out, env));
+        }
+    }
+    let mut names = Vec::new();
+    walk(&rule.lhs, &mut names, env);
+    walk(&rule.rhs, &mut names, env);
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let (_, sem) = libs.x86.get(&n)?;
+            status.verified(&n, sem).err().map(|why| (n, why))
+        })
+        .collect()
+}
+
 /// One unit of work: a rule and one assignment of its numeric variables.
 pub struct Job<'r> {
     pub rule: &'r Rule,
@@ -449,7 +419,7 @@ pub struct Job<'r> {
 pub fn plan<'r>(rules: &'r [Rule], cfg: &AuditConfig) -> Result<Vec<Job<'r>>, (String, String)> {
     let mut jobs = Vec::new();
     for r in rules {
-        let envs = instantiations(r, cfg).map_err(|e| (r.name.clone(), format!("{}:{}:{}: error: rule {:?}: {e}", r.file, r.span.line, r.span.col, r.name)))?;
+        let envs = instantiations(r, &cfg.vector_widths).map_err(|e| (r.name.clone(), format!("{}:{}:{}: error: rule {:?}: {e}", r.file, r.span.line, r.span.col, r.name)))?;
         if envs.is_empty() {
             jobs.push(Job { rule: r, env: None });
         }

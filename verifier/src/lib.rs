@@ -1,16 +1,19 @@
 //! Verification: oracles for instruction semantics (this CPU for x86; an
 //! emulator, batched, for ARM and HVX), quickcheck-driven differential
-//! testing against the concrete evaluator, and Z3 proofs.
+//! testing against the concrete evaluator, mutants, class membership, Z3
+//! proofs, and rule audits.
 //!
-//! Owns: verdicts. Reads semantics from `misaal-isa`; knows nothing of
-//! Halide, egglog or code generation.
+//! Owns: verdicts. Reads semantics from `misaal-isa` and rule files through
+//! `misaal-rulesets`. A rule audit takes the Halide op library as data (a
+//! `SpecLibrary` the caller loads from `misaal-frontends`); this crate does
+//! not depend on the front end, and knows nothing of egglog or code
+//! generation.
 
 pub mod audit;
 pub mod differential;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
-pub mod rules;
 pub mod silicon;
 pub mod smt;
 

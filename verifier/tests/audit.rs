@@ -3,7 +3,7 @@
 
 use misaal_isa::SpecLibrary;
 use misaal_verifier::audit::{AuditConfig, Libraries, VerdictCache, Verdict, plan, run_job};
-use misaal_verifier::rules::parse_rules;
+use misaal_rulesets::parse_rules;
 use std::sync::Mutex;
 
 const HALIDE: &str = "
@@ -76,4 +76,49 @@ fn malformed_rule_files_get_locations() {
     assert!(e.contains("bad.egg:1:1: error: every rule needs :name"), "{e}");
     let e = parse_rules("bad.egg", "(rewrite ?a ?b :name \"x\" :when ((frob ?x)))").unwrap_err().to_string();
     assert!(e.contains("unknown condition `frob`"), "{e}");
+}
+
+/// Every instantiation draws its own quickcheck stream: the seed mixes in
+/// the content of both sides (it once mixed in only the key's length, which
+/// is the same for every key).
+#[test]
+fn each_instance_draws_its_own_quickcheck_stream() {
+    use misaal_verifier::audit::{build_sides, quickcheck_seed};
+    let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap();
+    let halide = SpecLibrary::from_sources(&[("halide.sema".into(), HALIDE.into())]).unwrap();
+    let libs = Libraries { x86: &x86, halide: &halide };
+    let rules = parse_rules("t.egg", r#"(rewrite (add (u ?bw ?n) ?a ?b) (x86 "_{mm}_add_epi{bw}" ?a ?b) :when ((= ?n (/ ?vsize ?bw))) :name "add")"#).unwrap();
+    let cfg = AuditConfig::default();
+    let seeds: Vec<u64> = misaal_rulesets::instantiations(&rules[0], &cfg.vector_widths)
+        .unwrap()
+        .iter()
+        .map(|env| quickcheck_seed(&build_sides(&libs, &rules[0], env).unwrap(), &cfg))
+        .collect();
+    let distinct: std::collections::BTreeSet<u64> = seeds.iter().copied().collect();
+    assert_eq!(distinct.len(), seeds.len(), "{seeds:x?}");
+    let env = &misaal_rulesets::instantiations(&rules[0], &cfg.vector_widths).unwrap()[0];
+    assert_eq!(quickcheck_seed(&build_sides(&libs, &rules[0], env).unwrap(), &cfg), seeds[0], "a re-run draws the same cases");
+}
+
+/// An instantiation may use only specs the status table vouches for,
+/// unchanged since their check; `unverified_specs` names the others.
+#[test]
+fn instantiations_over_unverified_specs_are_named() {
+    use misaal_isa::status::{SpecStatus, StatusRow, StatusTable, digest};
+    use misaal_verifier::audit::{load_rules, unverified_specs};
+    let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap();
+    let halide = SpecLibrary::from_sources(&[("halide.sema".into(), HALIDE.into())]).unwrap();
+    let libs = Libraries { x86: &x86, halide: &halide };
+    let cfg = AuditConfig::default();
+    let rules = load_rules("t.egg", "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"add\")", &libs, &cfg).unwrap();
+    let sem = x86.get("_mm_add_epi8").unwrap().1;
+    let row = |status, digest: String| StatusRow { status, cases: 1000, digest, evidence: "test".into() };
+    let table = |r: StatusRow| StatusTable { rows: [("_mm_add_epi8".to_string(), r)].into_iter().collect() };
+    let why = |t: &StatusTable| unverified_specs(&libs, &rules[0], &Vec::new(), t).into_iter().map(|(n, w)| format!("{n}: {w}")).collect::<Vec<_>>().join("\n");
+    assert_eq!(why(&table(row(SpecStatus::Silicon, digest(sem)))), "");
+    assert_eq!(why(&table(row(SpecStatus::ProvenTwin, digest(sem)))), "");
+    assert!(why(&StatusTable::default()).contains("never checked"));
+    assert!(why(&table(row(SpecStatus::Skipped, digest(sem)))).contains("is skipped"));
+    assert!(why(&table(row(SpecStatus::Failed, digest(sem)))).contains("is failed"));
+    assert!(why(&table(row(SpecStatus::Silicon, "0".repeat(32)))).contains("changed since it was checked"));
 }

@@ -1,0 +1,136 @@
+//! Rules as parsed, before numeric instantiation.
+
+use misaal_isa::diag::Span;
+
+/// An integer expression over numeric variables.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntExpr {
+    Lit(i128),
+    Var(String),
+    Op(char, Box<IntExpr>, Box<IntExpr>),
+}
+
+impl IntExpr {
+    pub fn eval(&self, env: &[(String, i128)]) -> Result<i128, String> {
+        Ok(match self {
+            IntExpr::Lit(n) => *n,
+            IntExpr::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
+            IntExpr::Op(op, a, b) => {
+                let (x, y) = (a.eval(env)?, b.eval(env)?);
+                match op {
+                    '+' => x + y,
+                    '-' => x - y,
+                    '*' => x * y,
+                    '/' if y != 0 => x / y,
+                    '%' if y != 0 => x % y,
+                    _ => return Err(format!("division by zero in ({op} {x} {y})")),
+                }
+            }
+        })
+    }
+    pub(crate) fn vars(&self, out: &mut Vec<String>) {
+        match self {
+            IntExpr::Var(v) => {
+                if !out.contains(v) {
+                    out.push(v.clone())
+                }
+            }
+            IntExpr::Op(_, a, b) => {
+                a.vars(out);
+                b.vars(out);
+            }
+            IntExpr::Lit(_) => {}
+        }
+    }
+}
+
+/// A rule term before numeric instantiation. Generic arguments and
+/// operands are told apart when the op's signature is known.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Var(String, Span),
+    Int(IntExpr, Span),
+    /// `(i E N)` / `(u E N)`: fills <S, E, N>.
+    Type(IntExpr, IntExpr, IntExpr, Span),
+    X86(String, Vec<Term>, Span),
+    Op(String, Vec<Term>, Span),
+}
+
+impl Term {
+    pub fn span(&self) -> Span {
+        match self {
+            Term::Var(_, s) | Term::Int(_, s) | Term::Type(.., s) | Term::X86(_, _, s) | Term::Op(_, _, s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    Define(String, IntExpr),
+    In(String, Vec<i128>),
+    Cmp(String, IntExpr, IntExpr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub name: String,
+    pub lhs: Term,
+    pub rhs: Term,
+    pub bidirectional: bool,
+    pub conds: Vec<Cond>,
+    pub span: Span,
+    pub file: String,
+}
+
+impl Rule {
+    /// Numeric variables (in conditions or integer positions), in order of appearance.
+    pub fn numeric_vars(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.conds {
+            match c {
+                Cond::Define(v, e) => {
+                    if !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                    e.vars(&mut out);
+                }
+                Cond::In(v, _) => {
+                    if !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                }
+                Cond::Cmp(_, a, b) => {
+                    a.vars(&mut out);
+                    b.vars(&mut out);
+                }
+            }
+        }
+        fn walk(t: &Term, out: &mut Vec<String>) {
+            match t {
+                Term::Int(e, _) => e.vars(out),
+                Term::Type(a, b, c, _) => {
+                    a.vars(out);
+                    b.vars(out);
+                    c.vars(out);
+                }
+                Term::X86(name, args, _) => {
+                    for part in name.split('{').skip(1) {
+                        if let Some((v, _)) = part.split_once('}')
+                            && v != "mm"
+                            && !out.iter().any(|o| o == v)
+                        {
+                            out.push(v.to_string());
+                        }
+                    }
+                    args.iter().for_each(|a| walk(a, out));
+                }
+                Term::Op(_, args, _) => args.iter().for_each(|a| walk(a, out)),
+                Term::Var(..) => {}
+            }
+        }
+        walk(&self.lhs, &mut out);
+        walk(&self.rhs, &mut out);
+        out
+    }
+}
+

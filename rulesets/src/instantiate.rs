@@ -1,0 +1,116 @@
+//! Instantiation: the assignments of a rule's numeric variables that meet
+//! its side conditions (with default domains by name), and the expansion of
+//! `{var}` / `{mm}` templates in instruction names.
+
+use crate::ast::{Cond, IntExpr, Rule};
+
+/// Vector widths x86 has; the default domain of `?vsize*`.
+pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
+
+pub type Assignment = Vec<(String, i128)>;
+
+/// Every assignment of the rule's numeric variables that satisfies its
+/// side conditions.
+pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignment>, String> {
+    let vars = rule.numeric_vars();
+    let defined: Vec<&str> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, _) = c { Some(v.as_str()) } else { None }).collect();
+    let mut domains: Vec<(String, Vec<i128>)> = Vec::new();
+    for v in &vars {
+        let declared: Option<Vec<i128>> = rule.conds.iter().find_map(|c| if let Cond::In(x, vals) = c { (x == v).then(|| vals.clone()) } else { None });
+        let dom = match declared {
+            Some(d) => d,
+            None if defined.contains(&v.as_str()) => continue,
+            None if v.starts_with("bw") => vec![8, 16, 32, 64],
+            None if v.starts_with("vsize") => vector_widths.to_vec(),
+            None if v.starts_with("sign") => vec![0, 1],
+            None => return Err(format!("?{v} has no values: give it (in ?{v} ...), (range ?{v} LO HI) or (= ?{v} EXPR), or name it ?bw*, ?vsize* or ?sign*")),
+        };
+        domains.push((v.clone(), dom));
+    }
+    let mut out = Vec::new();
+    let total: usize = domains.iter().map(|(_, d)| d.len()).product();
+    if total > 100_000 {
+        return Err(format!("{total} instantiations; narrow the domains"));
+    }
+    for k in 0..total {
+        let mut env: Assignment = Vec::new();
+        let mut r = k;
+        for (v, d) in &domains {
+            env.push((v.clone(), d[r % d.len()]));
+            r /= d.len();
+        }
+        // Definitions may depend on one another: evaluate until all are bound.
+        let defs: Vec<(&String, &IntExpr)> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, e) = c { Some((v, e)) } else { None }).collect();
+        let mut ok = true;
+        for _ in 0..=defs.len() {
+            for (v, e) in &defs {
+                if let Ok(x) = e.eval(&env) {
+                    match env.iter().find(|(n, _)| n == *v) {
+                        Some((_, have)) if *have != x => ok = false,
+                        Some(_) => {}
+                        None => env.push(((*v).clone(), x)),
+                    }
+                }
+            }
+        }
+        if defs.iter().any(|(v, _)| !env.iter().any(|(n, _)| n == *v)) {
+            ok = false;
+        }
+        for c in &rule.conds {
+            if let Cond::Cmp(op, a, b) = c {
+                match (a.eval(&env), b.eval(&env)) {
+                    (Ok(x), Ok(y)) => {
+                        let holds = match op.as_str() {
+                            "=" => x == y,
+                            "!=" => x != y,
+                            "<" => x < y,
+                            "<=" => x <= y,
+                            ">" => x > y,
+                            _ => x >= y,
+                        };
+                        ok &= holds;
+                    }
+                    _ => ok = false,
+                }
+            }
+        }
+        if ok {
+            out.push(env);
+        }
+    }
+    Ok(out)
+}
+
+/// `bw=16,vsize=256,n=16`: element width first, then vector width, then
+/// the rest in order of appearance.
+pub fn describe_env(env: &Assignment) -> String {
+    if env.is_empty() {
+        return "-".into();
+    }
+    let rank = |v: &str| if v.starts_with("bw") { 0 } else if v.starts_with("vsize") { 1 } else { 2 };
+    let mut e: Vec<&(String, i128)> = env.iter().collect();
+    e.sort_by_key(|(v, _)| rank(v));
+    e.iter().map(|(v, x)| format!("{v}={x}")).collect::<Vec<_>>().join(",")
+}
+
+/// An instruction name with its templates filled in: `{v}` takes the value
+/// of `?v`, and `{mm}` becomes `mm`, `mm256` or `mm512` from `?vsize*`.
+pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
+    let mut n = name.to_string();
+    for (v, x) in env {
+        n = n.replace(&format!("{{{v}}}"), &x.to_string());
+    }
+    if n.contains("{mm}") {
+        let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
+        n = n.replace("{mm}", match vs {
+            128 => "mm",
+            256 => "mm256",
+            512 => "mm512",
+            other => return Err(format!("{{mm}} has no form for ?vsize={other}")),
+        });
+    }
+    if let Some(open) = n.find('{') {
+        return Err(format!("`{n}` still has a template at byte {open}: no variable fills it"));
+    }
+    Ok(n)
+}
