@@ -4,7 +4,10 @@
 //!
 //! Owns: code generation and the suite manifest. Reads Stmt and op meaning
 //! from `misaal-frontends`. Instruction selection by egglog over the
-//! verified rulesets (read through `misaal-rulesets`) is a later stage.
+//! verified rulesets (read through `misaal-rulesets`) is being built in
+//! [`isel`]: encoding, proved rules, saturation and DAG-cost extraction, not
+//! yet wired into the emitted C.
 
 pub mod c;
+pub mod isel;
 pub mod manifest;

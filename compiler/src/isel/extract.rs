@@ -1,0 +1,333 @@
+//! Stage 4, extraction by DAG cost.
+//!
+//! egglog 3.0's extractor sums a term's cost as a tree, so a subterm used
+//! twice is paid twice; in generated code it is computed once. This module
+//! reads the e-graph out of egglog (`Read::constructor_enodes`, one table per
+//! constructor, children as canonical e-class values) into a [`Graph`] and
+//! extracts from it with a greedy DAG algorithm (as extraction-gym's
+//! `greedy-dag`): a node's cost is the sum, over the distinct e-classes of
+//! the cheapest sub-DAG under it, of each class's chosen node cost. The
+//! extractor runs once per e-graph and serves every root.
+//!
+//! Node costs: an x86 instruction costs its reciprocal throughput in
+//! cycles, from `isa/costs/x86.csv` when it exists, else the spec's `cost`
+//! line (reported as a fallback); leaves and constants cost 0. A Halide op
+//! is never target code: it is taken only where a class has nothing else,
+//! at [`CostModel::naive`] per op, and each one taken is counted as a
+//! subterm for the naive lowering.
+
+use super::encode::{CONST, LEAF, Op};
+use egglog::{Core, EGraph, Read, Value};
+use misaal_isa::SpecLibrary;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+/// How an egglog constructor's columns map back to an [`Op`].
+#[derive(Clone, Debug)]
+pub enum Layout {
+    Halide { name: String, generics: usize },
+    X86 { name: String },
+    Leaf,
+    Const,
+}
+
+#[derive(Clone, Debug)]
+pub struct GNode {
+    pub op: Op,
+    pub class: usize,
+    pub kids: Vec<usize>,
+}
+
+/// An e-graph as plain data: nodes, each in one class, children as classes.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<GNode>,
+    pub classes: usize,
+    by_value: HashMap<Value, usize>,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A fresh class (for graphs built by hand).
+    pub fn add_class(&mut self) -> usize {
+        self.classes += 1;
+        self.classes - 1
+    }
+
+    pub fn add_node(&mut self, op: Op, class: usize, kids: Vec<usize>) -> usize {
+        self.nodes.push(GNode { op, class, kids });
+        self.nodes.len() - 1
+    }
+
+    fn class_for(&mut self, v: Value) -> usize {
+        if let Some(&c) = self.by_value.get(&v) {
+            return c;
+        }
+        let c = self.add_class();
+        self.by_value.insert(v, c);
+        c
+    }
+
+    /// The class of an egglog e-class value, if the graph has it.
+    pub fn class_of(&self, v: Value) -> Option<usize> {
+        self.by_value.get(&v).copied()
+    }
+
+    /// Reads every (non-subsumed) row of the given constructors.
+    pub fn from_egraph(egraph: &EGraph, ctors: &[(String, Layout)]) -> Result<Graph, String> {
+        let mut g = Graph::new();
+        let mut rows: Vec<(Op, Value, Vec<Value>)> = Vec::new();
+        for (ctor, layout) in ctors {
+            egraph
+                .read(|rs| {
+                    rs.constructor_enodes(ctor, |n| {
+                        if n.subsumed {
+                            return;
+                        }
+                        let c = n.children;
+                        let (op, kids) = match layout {
+                            Layout::Halide { name, generics } => (Op::Halide { name: name.clone(), generics: c[..*generics].iter().map(|v| rs.value_to_base::<i64>(*v)).collect() }, &c[*generics..]),
+                            Layout::X86 { name } => (Op::X86 { name: name.clone() }, c),
+                            Layout::Leaf => (Op::Leaf { text: rs.value_to_base::<egglog::sort::S>(c[0]).0.clone(), bits: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
+                            Layout::Const => (Op::Const { bits: rs.value_to_base::<i64>(c[0]), value: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
+                        };
+                        rows.push((op, n.eclass, kids.to_vec()));
+                    })
+                })
+                .map_err(|e| format!("reading `{ctor}`: {e}"))?;
+        }
+        for (op, class, kids) in rows {
+            let class = g.class_for(class);
+            let kids = kids.into_iter().map(|k| g.class_for(k)).collect();
+            g.add_node(op, class, kids);
+        }
+        Ok(g)
+    }
+
+    /// The constructors and layouts of [`super::encode::declarations`] plus the given x86 instructions.
+    pub fn layouts(halide: &SpecLibrary, x86: impl IntoIterator<Item = String>) -> Vec<(String, Layout)> {
+        let mut v = vec![(LEAF.to_string(), Layout::Leaf), (CONST.to_string(), Layout::Const)];
+        for name in halide.generic_names() {
+            let g = halide.generic(name).expect("listed");
+            v.push((super::encode::halide_ctor(name), Layout::Halide { name: name.to_string(), generics: g.generics.len() }));
+        }
+        for name in x86 {
+            v.push((super::encode::x86_ctor(&name), Layout::X86 { name }));
+        }
+        v
+    }
+}
+
+/// Where an instruction's cost comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CostSource {
+    /// `isa/costs/x86.csv`, measured on this machine.
+    Measured,
+    /// The spec's `cost` line (approximate; the fallback).
+    SpecLine,
+    /// Neither: 1 cycle.
+    Default,
+}
+
+pub struct CostModel {
+    table: HashMap<String, (f64, CostSource)>,
+    /// The cost of one Halide op lowered naively (a per-lane loop).
+    pub naive: f64,
+    /// Whether a measured table was read.
+    pub measured_table: bool,
+}
+
+/// `isa/costs/x86.csv` in this repository.
+pub fn bundled_cost_table() -> std::path::PathBuf {
+    misaal_isa::bundled_spec_dir("x86").join("../../costs/x86.csv")
+}
+
+impl CostModel {
+    /// Costs for the specs of `x86`: measured rows of `csv` (columns
+    /// `intrinsic` and `rthroughput`, as `misaal isa measure` writes them)
+    /// where present, else each spec's cost line.
+    pub fn load(x86: &SpecLibrary, csv: Option<&std::path::Path>) -> CostModel {
+        let mut table = HashMap::new();
+        for (i, _) in x86.iter() {
+            let c = match &i.cost {
+                Some(c) if c.throughput > 0.0 => (c.throughput, CostSource::SpecLine),
+                Some(c) if c.latency > 0.0 => (c.latency, CostSource::SpecLine),
+                _ => (1.0, CostSource::Default),
+            };
+            table.insert(i.name.clone(), c);
+        }
+        let mut measured_table = false;
+        if let Some(text) = csv.and_then(|p| std::fs::read_to_string(p).ok()) {
+            let mut lines = text.lines();
+            let head: Vec<&str> = lines.next().unwrap_or("").split(',').map(str::trim).collect();
+            let col = |n: &str| head.iter().position(|h| *h == n);
+            if let (Some(ci), Some(ct)) = (col("intrinsic"), col("rthroughput")) {
+                measured_table = true;
+                for l in lines {
+                    let f: Vec<&str> = l.split(',').map(str::trim).collect();
+                    if let (Some(n), Some(Ok(t))) = (f.get(ci), f.get(ct).map(|t| t.parse::<f64>())) {
+                        table.insert(n.to_string(), (t, CostSource::Measured));
+                    }
+                }
+            }
+        }
+        CostModel { table, naive: 50.0, measured_table }
+    }
+
+    pub fn instr(&self, name: &str) -> (f64, CostSource) {
+        self.table.get(name).copied().unwrap_or((1.0, CostSource::Default))
+    }
+
+    pub fn node(&self, op: &Op) -> f64 {
+        match op {
+            Op::X86 { name } => self.instr(name).0,
+            Op::Halide { .. } => self.naive,
+            Op::Leaf { .. } | Op::Const { .. } => 0.0,
+        }
+    }
+}
+
+/// A chosen node per class (`None`: the class cannot be extracted).
+#[derive(Clone, Debug)]
+pub struct Extraction {
+    pub choice: Vec<Option<usize>>,
+}
+
+#[derive(Clone)]
+struct Best {
+    node: usize,
+    cost: f64,
+    /// The classes of the sub-DAG and the cost of each one's node.
+    set: Rc<BTreeMap<usize, f64>>,
+}
+
+/// Greedy DAG extraction: each class takes the node whose sub-DAG (children's
+/// sub-DAGs merged, a class counted once) is cheapest; repeated to a fixpoint.
+pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&Op) -> f64) -> Extraction {
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(&n.op)).collect();
+    let mut best: Vec<Option<Best>> = vec![None; g.classes];
+    let mut changed = true;
+    let mut passes = 0;
+    while changed && passes < 10 * g.classes.max(1) {
+        changed = false;
+        passes += 1;
+        for (i, n) in g.nodes.iter().enumerate() {
+            let Some(kids) = n.kids.iter().map(|&k| best[k].as_ref()).collect::<Option<Vec<&Best>>>() else { continue };
+            if kids.iter().any(|b| b.set.contains_key(&n.class)) {
+                continue; // would be a cycle
+            }
+            let mut set: BTreeMap<usize, f64> = match kids.iter().max_by_key(|b| b.set.len()) {
+                Some(b) => (*b.set).clone(),
+                None => BTreeMap::new(),
+            };
+            for b in &kids {
+                for (c, x) in b.set.iter() {
+                    set.entry(*c).or_insert(*x);
+                }
+            }
+            set.insert(n.class, costs[i]);
+            let total: f64 = set.values().sum();
+            let better = match &best[n.class] {
+                None => true,
+                Some(b) => total < b.cost - 1e-9,
+            };
+            if better {
+                best[n.class] = Some(Best { node: i, cost: total, set: Rc::new(set) });
+                changed = true;
+            }
+        }
+    }
+    Extraction { choice: best.into_iter().map(|b| b.map(|b| b.node)).collect() }
+}
+
+/// Tree extraction, as egglog's own extractor does it: a class's cost is its
+/// cheapest node's cost plus its children's, each child paid for each use.
+pub fn tree(g: &Graph, cost: &dyn Fn(&Op) -> f64) -> Extraction {
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; g.classes];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, n) in g.nodes.iter().enumerate() {
+            let Some(kc) = n.kids.iter().map(|&k| best[k].map(|b| b.0)).sum::<Option<f64>>() else { continue };
+            let total = cost(&n.op) + kc;
+            if best[n.class].is_none_or(|b| total < b.0 - 1e-9) {
+                best[n.class] = Some((total, i));
+                changed = true;
+            }
+        }
+    }
+    Extraction { choice: best.into_iter().map(|b| b.map(|b| b.1)).collect() }
+}
+
+impl Extraction {
+    /// The chosen nodes under `roots`, each once, children before parents.
+    /// `Err` names a class with no choice (or a cycle of choices).
+    pub fn reachable(&self, g: &Graph, roots: &[usize]) -> Result<Vec<usize>, String> {
+        let mut state = vec![0u8; g.classes]; // 0 new, 1 open, 2 done
+        let mut out = Vec::new();
+        fn go(x: &Extraction, g: &Graph, c: usize, state: &mut [u8], out: &mut Vec<usize>) -> Result<(), String> {
+            match state[c] {
+                2 => return Ok(()),
+                1 => return Err(format!("class {c} is on a cycle of chosen nodes")),
+                _ => {}
+            }
+            state[c] = 1;
+            let n = x.choice[c].ok_or_else(|| format!("class {c} has no extractable node"))?;
+            for &k in &g.nodes[n].kids {
+                go(x, g, k, state, out)?;
+            }
+            state[c] = 2;
+            out.push(n);
+            Ok(())
+        }
+        for &r in roots {
+            go(self, g, r, &mut state, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Cost of the chosen DAG under `roots`: each distinct node once.
+    pub fn dag_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64) -> Result<f64, String> {
+        Ok(self.reachable(g, roots)?.iter().map(|&n| cost(&g.nodes[n].op)).sum())
+    }
+
+    /// Cost of the chosen terms under `roots` as trees: a node once per use.
+    pub fn tree_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64) -> Result<f64, String> {
+        self.reachable(g, roots)?;
+        let mut memo: HashMap<usize, f64> = HashMap::new();
+        fn go(x: &Extraction, g: &Graph, c: usize, cost: &dyn Fn(&Op) -> f64, memo: &mut HashMap<usize, f64>) -> f64 {
+            if let Some(v) = memo.get(&c) {
+                return *v;
+            }
+            let n = &g.nodes[x.choice[c].expect("reachable")];
+            let v = cost(&n.op) + n.kids.iter().map(|&k| go(x, g, k, cost, memo)).sum::<f64>();
+            memo.insert(c, v);
+            v
+        }
+        Ok(roots.iter().map(|&r| go(self, g, r, cost, &mut memo)).sum())
+    }
+
+    /// The chosen term of `class`, as an S-expression; a naive Halide op
+    /// prints as `naive:op<...>`.
+    pub fn render(&self, g: &Graph, class: usize) -> String {
+        fn go(x: &Extraction, g: &Graph, c: usize, depth: usize) -> String {
+            let Some(n) = x.choice.get(c).copied().flatten() else { return format!("<unextractable class {c}>") };
+            if depth > 64 {
+                return "...".into();
+            }
+            let n = &g.nodes[n];
+            let head = match &n.op {
+                Op::Halide { .. } => format!("naive:{}", n.op),
+                Op::Leaf { text, .. } => return format!("{{{text}}}"),
+                Op::Const { value, .. } => return value.to_string(),
+                Op::X86 { name } => name.clone(),
+            };
+            let kids: Vec<String> = n.kids.iter().map(|&k| go(x, g, k, depth + 1)).collect();
+            if kids.is_empty() { format!("({head})") } else { format!("({head} {})", kids.join(" ")) }
+        }
+        go(self, g, class, 0)
+    }
+}

@@ -1,0 +1,270 @@
+//! Instruction selection by equality saturation in egglog, in process.
+//!
+//! One module per stage, as cranelift-isle keeps one file per stage:
+//! - [`encode`]: Halide vector expressions to egglog terms (`EGraph::update`
+//!   + `Write::add`), one e-class per Stmt `let`;
+//! - [`rules`]: the ruleset file, instantiated at the kernel's widths, every
+//!   loaded instantiation `proved` (from the verdict cache or on the spot);
+//! - [`schedule`]: saturation under iteration, e-node and time limits, with
+//!   the reason each phase stopped and per-rule statistics;
+//! - [`extract`]: greedy DAG-cost extraction over the e-graph, once for all
+//!   roots, counting the subterms left to the naive lowering.
+//!
+//! The stages end at a chosen instruction DAG per expression; emitting C
+//! intrinsics from it is the next stage (not here). Nothing in this module
+//! fails because a rule is missing: an expression no rule covers is
+//! extracted as naive Halide ops and counted.
+
+pub mod encode;
+pub mod extract;
+pub mod rules;
+pub mod schedule;
+
+use encode::{Encoder, Op};
+use extract::{CostModel, CostSource, Graph};
+use misaal_frontends::stmt::{Func, Module};
+use misaal_isa::{SpecLibrary, StatusTable};
+use rules::{LoadedRules, RuleEnv, Verdicts};
+use schedule::{Limits, PhaseReport};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The egglog ruleset the loaded rules are put in.
+pub const RULESET: &str = "isel";
+
+/// The target's libraries, loaded once and shared by every kernel.
+pub struct Target {
+    pub x86: SpecLibrary,
+    pub halide: SpecLibrary,
+    pub status: StatusTable,
+    pub costs: CostModel,
+    pub vector_widths: Vec<i128>,
+}
+
+impl Target {
+    /// The bundled x86 specs, their `STATUS.tsv`, the Halide ops, and the
+    /// cost table (`isa/costs/x86.csv` if present, else spec cost lines).
+    pub fn x86() -> Result<Target, String> {
+        let dir = misaal_isa::bundled_spec_dir("x86");
+        let x86 = SpecLibrary::load_dir(&dir).map_err(|d| d.to_string())?;
+        let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
+        let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
+        let costs = CostModel::load(&x86, Some(&extract::bundled_cost_table()));
+        Ok(Target { x86, halide, status, costs, vector_widths: misaal_rulesets::X86_VECTOR_WIDTHS.to_vec() })
+    }
+}
+
+/// Where the rules come from and how hard to try.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// A rule file (`rulesets/x86.egg` by default).
+    pub rules: PathBuf,
+    /// Replaces the file's text (for tests and tools); `rules` still names it.
+    pub rules_text: Option<String>,
+    pub limits: Limits,
+    /// The verdict cache; `None` proves every instantiation now.
+    pub verdict_cache: Option<PathBuf>,
+    /// Leave out (and list) instantiations that are not proved, instead of
+    /// refusing the ruleset.
+    pub allow_unproved: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rules: misaal_rulesets::bundled_ruleset("x86"),
+            rules_text: None,
+            limits: Limits::default(),
+            verdict_cache: Some(default_verdict_cache()),
+            allow_unproved: false,
+        }
+    }
+}
+
+/// `.misaal-cache/verify.tsv` at the repository root, where `misaal verify` keeps it.
+pub fn default_verdict_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.misaal-cache/verify.tsv")
+}
+
+/// One chosen instruction, and the proved rules that can have produced it.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    pub instruction: String,
+    /// Uses in the extracted DAG (each distinct node once).
+    pub count: usize,
+    pub cost: f64,
+    pub cost_source: CostSource,
+    /// Loaded (so proved) rule instances whose right side has this
+    /// instruction and which matched during saturation.
+    pub rules: Vec<String>,
+}
+
+/// One selected expression.
+#[derive(Clone, Debug)]
+pub struct RootResult {
+    pub label: String,
+    /// The extracted term (`naive:` marks Halide ops left to the naive lowering).
+    pub term: String,
+    /// Naive Halide ops in this root's extracted DAG.
+    pub fallbacks: usize,
+}
+
+/// Everything selection did for one kernel.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    pub roots: Vec<RootResult>,
+    pub rules: LoadedRules,
+    pub phases: Vec<PhaseReport>,
+    /// Instructions in the extracted DAG (all roots), by name.
+    pub chosen: Vec<Chosen>,
+    /// Halide ops (with their generics) left to the naive lowering, with counts.
+    pub fallbacks: BTreeMap<String, usize>,
+    /// Cost of the whole extracted DAG, each shared node once.
+    pub dag_cost: f64,
+    /// The same choices costed as trees (what a tree extractor would pay).
+    pub tree_cost: f64,
+    pub input_nodes: usize,
+    pub egraph_nodes: usize,
+    pub encode_secs: f64,
+    pub rules_secs: f64,
+    pub saturate_secs: f64,
+    pub extract_secs: f64,
+}
+
+impl Selection {
+    pub fn fallback_count(&self) -> usize {
+        self.fallbacks.values().sum()
+    }
+    /// A short human-readable account.
+    pub fn explain(&self) -> String {
+        let mut s = String::new();
+        for p in &self.phases {
+            s.push_str(&format!(
+                "phase {}: {} after {} iteration(s), {} -> {} e-nodes, {:.1} ms\n",
+                p.phase, p.stop, p.iterations, p.nodes_before, p.nodes_after, p.secs * 1e3
+            ));
+        }
+        s.push_str(&format!(
+            "rules: {} proved instance(s) loaded, {} over unverified specs, {} unproved left out; verdicts {:.1} ms\n",
+            self.rules.instances.len(),
+            self.rules.unverified_spec.len(),
+            self.rules.unproved.len(),
+            self.rules.verify_secs * 1e3
+        ));
+        for c in &self.chosen {
+            s.push_str(&format!("  {} x{} cost {} ({:?}) by {}\n", c.instruction, c.count, c.cost, c.cost_source, c.rules.join(", ")));
+        }
+        for (op, n) in &self.fallbacks {
+            s.push_str(&format!("  naive {op} x{n}\n"));
+        }
+        s.push_str(&format!("DAG cost {:.2} (as trees {:.2}); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.fallback_count()));
+        for r in &self.roots {
+            s.push_str(&format!("{}: {}\n", r.label, r.term));
+        }
+        s
+    }
+}
+
+/// Selects instructions for every vector `let` and store of `func`.
+pub fn select_func(target: &Target, func: &Func, opts: &Options) -> Result<Selection, String> {
+    let t = Instant::now();
+    let mut enc = Encoder::new();
+    enc.stmt(&func.body);
+    select_encoded(target, enc, t, opts)
+}
+
+/// [`select_func`] over every function of a module, in one e-graph.
+pub fn select_module(target: &Target, module: &Module, opts: &Options) -> Result<Selection, String> {
+    let t = Instant::now();
+    let mut enc = Encoder::new();
+    for f in &module.funcs {
+        enc.stmt(&f.body);
+    }
+    select_encoded(target, enc, t, opts)
+}
+
+/// Runs rules, saturation and extraction on expressions already encoded
+/// (`started` is when encoding began).
+pub fn select_encoded(target: &Target, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
+    let dag = enc.dag;
+    let mut egraph = egglog::EGraph::default();
+    egraph.set_num_threads(1);
+    egraph.parse_and_run_program(None, &encode::declarations(&target.halide)).map_err(|e| format!("egglog declarations: {e}"))?;
+    let values = encode::insert(&mut egraph, &dag).map_err(|e| format!("egglog insert: {e}"))?;
+    let _ = values;
+    let encode_secs = started.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let text = match &opts.rules_text {
+        Some(t) => t.clone(),
+        None => std::fs::read_to_string(&opts.rules).map_err(|e| format!("error: cannot read {}: {e}", opts.rules.display()))?,
+    };
+    let env = RuleEnv { x86: &target.x86, halide: &target.halide, status: &target.status, vector_widths: &target.vector_widths };
+    let verdicts = match &opts.verdict_cache {
+        Some(p) => Verdicts::Cache(p),
+        None => Verdicts::NoCache,
+    };
+    let loaded = rules::load(&env, &opts.rules.display().to_string(), &text, &dag.halide_heads(), verdicts, opts.allow_unproved)?;
+    let cost = |n: &str| target.costs.instr(n).0;
+    egraph.parse_and_run_program(None, &rules::program(&loaded, &target.x86, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    let rules_secs = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let phases = vec![schedule::run(&mut egraph, "select", RULESET, &opts.limits)];
+    let saturate_secs = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
+    let classes = encode::canonical_classes(&egraph, &dag);
+    let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
+    let node_cost = |op: &Op| target.costs.node(op);
+    let x = extract::greedy_dag(&graph, &node_cost);
+    let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
+    let all = x.reachable(&graph, &roots)?;
+    let dag_cost = x.dag_cost(&graph, &roots, &node_cost)?;
+    let tree_cost = x.tree_cost(&graph, &roots, &node_cost)?;
+    let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    for &n in &all {
+        match &graph.nodes[n].op {
+            op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
+            Op::X86 { name } => *used.entry(name.clone()).or_default() += 1,
+            _ => {}
+        }
+    }
+    let matched = |rule: &str| phases.iter().any(|p| p.rules.get(rule).is_some_and(|s| s.matches > 0));
+    let chosen = used
+        .into_iter()
+        .map(|(name, count)| {
+            let (cost, cost_source) = target.costs.instr(&name);
+            let rules = loaded.instances.iter().filter(|i| i.rhs.instructions().contains(&name) && matched(&i.name)).map(|i| i.name.clone()).collect();
+            Chosen { instruction: name, count, cost, cost_source, rules }
+        })
+        .collect();
+    let root_results = enc
+        .roots
+        .iter()
+        .zip(&roots)
+        .map(|(r, &c)| {
+            let mine = x.reachable(&graph, &[c]).unwrap_or_default();
+            RootResult { label: r.label.clone(), term: x.render(&graph, c), fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count() }
+        })
+        .collect();
+    let extract_secs = t.elapsed().as_secs_f64();
+    Ok(Selection {
+        roots: root_results,
+        rules: loaded,
+        phases,
+        chosen,
+        fallbacks,
+        dag_cost,
+        tree_cost,
+        input_nodes: dag.len(),
+        egraph_nodes: egraph.num_tuples(),
+        encode_secs,
+        rules_secs,
+        saturate_secs,
+        extract_secs,
+    })
+}

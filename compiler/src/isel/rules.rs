@@ -1,0 +1,323 @@
+//! Stage 2, rules: the ruleset file read through `misaal-rulesets` (and
+//! name-checked by the verifier's loader), instantiated at the widths and
+//! lane counts the kernel uses, vetted, and rendered as egglog `rewrite`s.
+//!
+//! Which instantiations are loaded:
+//! 1. Every instantiation of every rule (`misaal_rulesets::instantiations`,
+//!    at the target's vector widths).
+//! 2. Those whose left side's root op, with its generic parameters, occurs
+//!    in the kernel, closed under what the loaded right sides introduce
+//!    (a rule that splits an `add` at 512 lanes brings in the `add` rules at
+//!    256). Nothing else is proved or loaded.
+//! 3. Those over x86 specs that `STATUS.tsv` does not vouch for are left
+//!    out and counted (on a CPU without AVX-512, every 512-bit rule).
+//! 4. The rest need the verdict `proved`, from the verdict cache or proved
+//!    on the spot (`misaal_verifier::audit::run_job`). Any other verdict
+//!    refuses the whole ruleset, unless `allow_unproved` is set; then that
+//!    instantiation is left out, and listed. So every loaded rewrite is a
+//!    proved one.
+
+use super::encode::{CONST, SORT, canonical_const, halide_ctor, x86_ctor};
+use misaal_isa::ast::Ty;
+use misaal_isa::{SpecLibrary, StatusTable};
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations};
+use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+/// A rule side with its numeric variables filled in.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pat {
+    Var(String),
+    Const { bits: i64, value: i64 },
+    Halide { name: String, generics: Vec<i64>, kids: Vec<Pat> },
+    X86 { name: String, kids: Vec<Pat> },
+}
+
+impl Pat {
+    pub fn render(&self) -> String {
+        match self {
+            Pat::Var(v) => format!("v_{v}"),
+            Pat::Const { bits, value } => format!("({CONST} {bits} {value})"),
+            Pat::Halide { name, generics, kids } => {
+                let mut parts = vec![halide_ctor(name)];
+                parts.extend(generics.iter().map(|g| g.to_string()));
+                parts.extend(kids.iter().map(Pat::render));
+                format!("({})", parts.join(" "))
+            }
+            Pat::X86 { name, kids } => {
+                let mut parts = vec![x86_ctor(name)];
+                parts.extend(kids.iter().map(Pat::render));
+                format!("({})", parts.join(" "))
+            }
+        }
+    }
+    fn walk<'p>(&'p self, f: &mut dyn FnMut(&'p Pat)) {
+        f(self);
+        if let Pat::Halide { kids, .. } | Pat::X86 { kids, .. } = self {
+            kids.iter().for_each(|k| k.walk(f));
+        }
+    }
+    /// The Halide ops (name, generics) in the pattern.
+    pub fn halide_heads(&self) -> Vec<(String, Vec<i64>)> {
+        let mut v = Vec::new();
+        self.walk(&mut |p| {
+            if let Pat::Halide { name, generics, .. } = p {
+                v.push((name.clone(), generics.clone()));
+            }
+        });
+        v
+    }
+    /// The x86 instructions in the pattern.
+    pub fn instructions(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        self.walk(&mut |p| {
+            if let Pat::X86 { name, .. } = p
+                && !v.contains(name)
+            {
+                v.push(name.clone());
+            }
+        });
+        v
+    }
+    fn root_head(&self) -> Option<(String, Vec<i64>)> {
+        match self {
+            Pat::Halide { name, generics, .. } => Some((name.clone(), generics.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// One loaded rewrite.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// `x86.avg-u8[vsize=256]`: the rule's name and its instantiation; the
+    /// egglog rule's `:name`.
+    pub name: String,
+    pub rule: String,
+    pub instantiation: String,
+    pub lhs: Pat,
+    pub rhs: Pat,
+    pub verdict: Verdict,
+    /// A `birewrite`: loaded in both directions (the reverse named `NAME:rev`).
+    pub bidirectional: bool,
+    /// Whether the verdict came from the cache (else it was proved now).
+    pub cached: bool,
+}
+
+/// An instantiation that was not loaded, and why.
+#[derive(Clone, Debug)]
+pub struct Excluded {
+    pub name: String,
+    pub reason: String,
+}
+
+/// The rules loaded for one kernel.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedRules {
+    pub instances: Vec<Instance>,
+    /// Instantiations over specs `STATUS.tsv` does not vouch for.
+    pub unverified_spec: Vec<Excluded>,
+    /// Instantiations left out because their verdict is not `proved`
+    /// (only with `allow_unproved`; otherwise loading fails).
+    pub unproved: Vec<Excluded>,
+    /// Instantiations whose root op never occurs in the kernel.
+    pub irrelevant: usize,
+    /// Seconds spent on verdicts (cache reads and proofs).
+    pub verify_secs: f64,
+}
+
+impl LoadedRules {
+    /// Every x86 instruction the loaded rules can produce.
+    pub fn instructions(&self) -> BTreeSet<String> {
+        self.instances.iter().flat_map(|i| i.rhs.instructions()).collect()
+    }
+}
+
+/// Where verdicts come from.
+pub enum Verdicts<'a> {
+    /// The verdict cache at this path (read, and written with new proofs).
+    Cache(&'a std::path::Path),
+    /// Prove every instantiation now, remembering nothing.
+    NoCache,
+}
+
+/// What loading needs to know about the target.
+pub struct RuleEnv<'a> {
+    pub x86: &'a SpecLibrary,
+    pub halide: &'a SpecLibrary,
+    pub status: &'a StatusTable,
+    pub vector_widths: &'a [i128],
+}
+
+struct PatBuilder<'a> {
+    env: &'a RuleEnv<'a>,
+    assign: &'a Assignment,
+    numeric: Vec<String>,
+}
+
+impl PatBuilder<'_> {
+    fn int(&self, t: &Term) -> Result<Option<i64>, String> {
+        Ok(match t {
+            Term::Int(e, _) => Some(e.eval(self.assign)? as i64),
+            Term::Var(v, _) if self.numeric.contains(v) => Some(IntExpr::Var(v.clone()).eval(self.assign)? as i64),
+            _ => None,
+        })
+    }
+
+    /// `t` in an operand position `bits` wide.
+    fn pat(&self, t: &Term, bits: Option<u32>) -> Result<Pat, String> {
+        match t {
+            Term::Var(v, _) if !self.numeric.contains(v) => Ok(Pat::Var(v.clone())),
+            Term::Var(..) | Term::Int(..) => {
+                let v = self.int(t)?.expect("numeric");
+                let bits = bits.ok_or("a constant needs a position that gives it a width")? as i64;
+                Ok(Pat::Const { bits, value: canonical_const(bits, v as i128) })
+            }
+            Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
+            Term::X86(name, args, _) => {
+                let n = expand_name(name, self.assign)?;
+                let (i, _) = self.env.x86.get(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
+                if i.params.len() != args.len() {
+                    return Err(format!("`{n}` takes {} operand(s), given {}", i.params.len(), args.len()));
+                }
+                let kids = args.iter().zip(&i.params).map(|(a, p)| self.pat(a, Some(width(p.ty)))).collect::<Result<_, _>>()?;
+                Ok(Pat::X86 { name: n, kids })
+            }
+            Term::Op(name, args, _) => {
+                let g = self.env.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
+                let need = g.generics.len();
+                let mut generics = Vec::new();
+                let mut used = 0;
+                for a in args {
+                    if generics.len() >= need {
+                        break;
+                    }
+                    match a {
+                        Term::Type(s, e, n, _) => {
+                            for x in [s, e, n] {
+                                generics.push(x.eval(self.assign)? as i64);
+                            }
+                        }
+                        _ => match self.int(a)? {
+                            Some(v) => generics.push(v),
+                            None => break,
+                        },
+                    }
+                    used += 1;
+                }
+                if generics.len() != need {
+                    return Err(format!("`{name}` needs {need} generic parameter(s), given {}", generics.len()));
+                }
+                let wide: Vec<i128> = generics.iter().map(|&x| x as i128).collect();
+                let (i, _) = self.env.halide.instantiate(name, &wide).map_err(|d| d.message)?;
+                let ops = &args[used..];
+                if ops.len() != i.params.len() {
+                    return Err(format!("`{name}` takes {} operand(s), given {}", i.params.len(), ops.len()));
+                }
+                let kids = ops.iter().zip(&i.params).map(|(a, p)| self.pat(a, Some(width(p.ty)))).collect::<Result<_, _>>()?;
+                Ok(Pat::Halide { name: name.clone(), generics, kids })
+            }
+        }
+    }
+}
+
+fn width(t: Ty) -> u32 {
+    t.width()
+}
+
+/// Both sides of one instantiation of `rule`.
+pub fn instantiate(env: &RuleEnv, rule: &Rule, assign: &Assignment) -> Result<(Pat, Pat), String> {
+    let b = PatBuilder { env, assign, numeric: rule.numeric_vars() };
+    Ok((b.pat(&rule.lhs, None)?, b.pat(&rule.rhs, None)?))
+}
+
+/// Loads the rules of `file` (its text `text`) that a kernel with the
+/// Halide ops `heads` can use; see the module documentation.
+pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[(String, Vec<i64>)], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
+    let started = std::time::Instant::now();
+    let libs = Libraries { x86: env.x86, halide: env.halide };
+    let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
+    let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
+    // Every instantiation, by the root op of its left side.
+    let mut by_head: BTreeMap<(String, Vec<i64>), Vec<(&Rule, Assignment, Pat, Pat)>> = BTreeMap::new();
+    let mut out = LoadedRules::default();
+    let mut total = 0;
+    for rule in &rules {
+        let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
+        for a in envs {
+            total += 1;
+            // An instantiation whose sides do not type-check is never loaded
+            // (the verifier calls it refuted); it is skipped here and
+            // reported only if the kernel could have used it.
+            let Ok((lhs, rhs)) = instantiate(env, rule, &a) else { continue };
+            let Some(head) = lhs.root_head() else { continue };
+            by_head.entry(head).or_default().push((rule, a, lhs, rhs));
+        }
+    }
+    // The closure of the kernel's ops under the loaded right sides.
+    let mut seen: BTreeSet<(String, Vec<i64>)> = BTreeSet::new();
+    let mut todo: Vec<(String, Vec<i64>)> = heads.to_vec();
+    let mut chosen: Vec<(&Rule, Assignment, Pat, Pat)> = Vec::new();
+    while let Some(h) = todo.pop() {
+        if !seen.insert(h.clone()) {
+            continue;
+        }
+        for (rule, a, lhs, rhs) in by_head.get(&h).into_iter().flatten() {
+            let name = format!("{}[{}]", rule.name, describe_env(a));
+            let missing = unverified_specs(&libs, rule, a, env.status);
+            if !missing.is_empty() {
+                let why = missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; ");
+                out.unverified_spec.push(Excluded { name, reason: why });
+                continue;
+            }
+            todo.extend(rhs.halide_heads());
+            chosen.push((rule, a.clone(), lhs.clone(), rhs.clone()));
+        }
+    }
+    let cache = Mutex::new(match verdicts {
+        Verdicts::Cache(p) => VerdictCache::load(p),
+        Verdicts::NoCache => VerdictCache::default(),
+    });
+    for (rule, a, lhs, rhs) in chosen {
+        let r = run_job(&libs, &Job { rule, env: Some(a.clone()) }, &cfg, &cache);
+        let name = format!("{}[{}]", rule.name, r.instantiation);
+        if r.verdict != Verdict::Proved {
+            let reason = format!("{}: {}", r.verdict.label(), r.counterexample);
+            if !allow_unproved {
+                let _ = cache.lock().expect("cache").save();
+                return Err(format!("{}:{}:{}: error: rule {name} is not proved ({reason}); the ruleset is refused (allow unproved rules to leave it out)", rule.file, rule.span.line, rule.span.col));
+            }
+            out.unproved.push(Excluded { name, reason });
+            continue;
+        }
+        out.instances.push(Instance { name, rule: rule.name.clone(), instantiation: r.instantiation.clone(), lhs, rhs, verdict: r.verdict, bidirectional: rule.bidirectional, cached: r.cached });
+    }
+    if let Err(e) = cache.lock().expect("cache").save() {
+        eprintln!("warning: could not save the verdict cache: {e}");
+    }
+    out.irrelevant = total - out.instances.len() - out.unproved.len() - out.unverified_spec.len();
+    out.verify_secs = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// The egglog program of the loaded rules: one constructor per x86
+/// instruction they produce (with `cost` in hundredths of a cycle), the
+/// ruleset, and one named `rewrite` per instance.
+pub fn program(loaded: &LoadedRules, x86: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
+    let mut out = String::new();
+    for name in loaded.instructions() {
+        let (i, _) = x86.get(&name).expect("resolved at load");
+        let args = vec![SORT; i.params.len()].join(" ");
+        let c = (cost(&name) * 100.0).round().max(1.0) as u64;
+        out.push_str(&format!("(constructor {} ({args}) {SORT} :cost {c})\n", x86_ctor(&name)));
+    }
+    out.push_str(&format!("(ruleset {ruleset})\n"));
+    for i in &loaded.instances {
+        out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.lhs.render(), i.rhs.render(), i.name));
+        if i.bidirectional && !matches!(i.rhs, Pat::Var(_)) {
+            out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.rhs.render(), i.lhs.render(), format!("{}:rev", i.name)));
+        }
+    }
+    out
+}
