@@ -210,3 +210,66 @@ fn avx512_benchmark_degrades_to_verified_rules_only() {
         s.extract_secs * 1e3
     );
 }
+
+#[test]
+fn a_let_is_one_node_however_often_it_is_used() {
+    let m = parse_module("k.stmt", KERNEL).expect("parses");
+    let mut enc = misaal_compiler::isel::encode::Encoder::new();
+    enc.stmt(&m.funcs[0].body);
+    let t107 = enc.roots.iter().find(|r| r.label == "let t107").expect("a root per vector let").node;
+    let users: Vec<String> = enc.dag.nodes.iter().filter(|n| n.kids.contains(&t107)).map(|n| n.op.to_string()).collect();
+    // saturating_add, widening_mul, absd and rounding_halving_add use t107,
+    // all through the one node.
+    assert_eq!(users.len(), 4, "{users:?}");
+    let loads = enc.dag.nodes.iter().filter(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains("a[ramp(0, 1, 32)]"))).count();
+    assert_eq!(loads, 1);
+    // In egglog, too: one e-class for the let, from one `Write::add`.
+    let t = target();
+    let mut eg = egglog::EGraph::default();
+    eg.parse_and_run_program(None, &misaal_compiler::isel::encode::declarations(&t.halide)).expect("declarations");
+    let ids = misaal_compiler::isel::encode::insert(&mut eg, &enc.dag).expect("insert");
+    assert_eq!(ids.len(), enc.dag.len());
+    assert_eq!(eg.num_tuples(), enc.dag.len(), "one row per distinct node");
+}
+
+#[test]
+fn the_verdict_cache_is_written_and_read_back() {
+    let dir = std::env::temp_dir().join(format!("misaal-isel-{}", std::process::id()));
+    let path = dir.join("verify.tsv");
+    let _ = std::fs::remove_file(&path);
+    let o = Options { verdict_cache: Some(path.clone()), ..Options::default() };
+    let first = select(KERNEL, &o).expect("selection runs");
+    assert!(!first.rules.instances.is_empty() && first.rules.instances.iter().all(|i| !i.cached), "proved now");
+    assert!(path.exists(), "the proofs are written to the cache");
+    // A new rule book remembers nothing in process: the verdicts come from the file.
+    let second = select(KERNEL, &o).expect("selection runs");
+    assert_eq!(second.rules.instances.len(), first.rules.instances.len());
+    assert!(second.rules.instances.iter().all(|i| i.cached), "read back");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_benchmark_selects_with_one_rule_book() {
+    // The 33 AVX-512 benchmarks, one shared rule book: selection never fails
+    // and every chosen instruction is a verified spec.
+    let t = target();
+    let o = opts();
+    let book = misaal_compiler::isel::rule_book(t, &o).expect("the bundled ruleset loads");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks/stmt");
+    let mut files: Vec<_> = std::fs::read_dir(dir).expect("benchmarks/stmt").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "stmt")).collect();
+    files.sort();
+    assert_eq!(files.len(), 33);
+    let (mut sat, mut ext, mut fallbacks) = (0.0, 0.0, 0);
+    for f in &files {
+        let m = parse_module(&f.display().to_string(), &std::fs::read_to_string(f).expect("read")).expect("parses");
+        let s = misaal_compiler::isel::select_module_with(t, &book, &m, &o).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for c in &s.chosen {
+            let (_, sem) = t.x86.get(&c.instruction).expect("a spec");
+            assert!(t.status.verified(&c.instruction, sem).is_ok(), "{}: {} is not verified here", f.display(), c.instruction);
+        }
+        sat += s.saturate_secs;
+        ext += s.extract_secs;
+        fallbacks += s.fallback_count();
+    }
+    eprintln!("33 kernels: saturation {:.1} ms, extraction {:.1} ms in all; {fallbacks} naive ops; book built in {:.1} ms", sat * 1e3, ext * 1e3, book.build_secs * 1e3);
+}

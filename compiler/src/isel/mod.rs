@@ -24,7 +24,7 @@ use encode::{Encoder, Op};
 use extract::{CostModel, CostSource, Graph};
 use misaal_frontends::stmt::{Func, Module};
 use misaal_isa::{SpecLibrary, StatusTable};
-use rules::{LoadedRules, RuleEnv, Verdicts};
+use rules::{LoadedRules, RuleBook, RuleEnv, Verdicts};
 use schedule::{Limits, PhaseReport};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -52,6 +52,10 @@ impl Target {
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let costs = CostModel::load(&x86, Some(&extract::bundled_cost_table()));
         Ok(Target { x86, halide, status, costs, vector_widths: misaal_rulesets::X86_VECTOR_WIDTHS.to_vec() })
+    }
+
+    pub fn rule_env(&self) -> RuleEnv<'_> {
+        RuleEnv { x86: &self.x86, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths }
     }
 }
 
@@ -166,46 +170,57 @@ impl Selection {
     }
 }
 
+/// The rule book of `opts`' rule file for `target`: build it once and pass
+/// it to the `_with` functions to select many kernels.
+pub fn rule_book(target: &Target, opts: &Options) -> Result<RuleBook, String> {
+    let text = match &opts.rules_text {
+        Some(t) => t.clone(),
+        None => std::fs::read_to_string(&opts.rules).map_err(|e| format!("error: cannot read {}: {e}", opts.rules.display()))?,
+    };
+    RuleBook::new(&target.rule_env(), &opts.rules.display().to_string(), &text)
+}
+
 /// Selects instructions for every vector `let` and store of `func`.
 pub fn select_func(target: &Target, func: &Func, opts: &Options) -> Result<Selection, String> {
+    let book = rule_book(target, opts)?;
     let t = Instant::now();
     let mut enc = Encoder::new();
     enc.stmt(&func.body);
-    select_encoded(target, enc, t, opts)
+    select_encoded(target, &book, enc, t, opts)
 }
 
 /// [`select_func`] over every function of a module, in one e-graph.
 pub fn select_module(target: &Target, module: &Module, opts: &Options) -> Result<Selection, String> {
+    let book = rule_book(target, opts)?;
+    select_module_with(target, &book, module, opts)
+}
+
+/// [`select_module`] with a rule book built beforehand.
+pub fn select_module_with(target: &Target, book: &RuleBook, module: &Module, opts: &Options) -> Result<Selection, String> {
     let t = Instant::now();
     let mut enc = Encoder::new();
     for f in &module.funcs {
         enc.stmt(&f.body);
     }
-    select_encoded(target, enc, t, opts)
+    select_encoded(target, book, enc, t, opts)
 }
 
 /// Runs rules, saturation and extraction on expressions already encoded
 /// (`started` is when encoding began).
-pub fn select_encoded(target: &Target, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
+pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
     let dag = enc.dag;
     let mut egraph = egglog::EGraph::default();
     egraph.set_num_threads(1);
     egraph.parse_and_run_program(None, &encode::declarations(&target.halide)).map_err(|e| format!("egglog declarations: {e}"))?;
-    let values = encode::insert(&mut egraph, &dag).map_err(|e| format!("egglog insert: {e}"))?;
-    let _ = values;
+    encode::insert(&mut egraph, &dag).map_err(|e| format!("egglog insert: {e}"))?;
     let encode_secs = started.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let text = match &opts.rules_text {
-        Some(t) => t.clone(),
-        None => std::fs::read_to_string(&opts.rules).map_err(|e| format!("error: cannot read {}: {e}", opts.rules.display()))?,
-    };
-    let env = RuleEnv { x86: &target.x86, halide: &target.halide, status: &target.status, vector_widths: &target.vector_widths };
     let verdicts = match &opts.verdict_cache {
         Some(p) => Verdicts::Cache(p),
         None => Verdicts::NoCache,
     };
-    let loaded = rules::load(&env, &opts.rules.display().to_string(), &text, &dag.halide_heads(), verdicts, opts.allow_unproved)?;
+    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), verdicts, opts.allow_unproved)?;
     let cost = |n: &str| target.costs.instr(n).0;
     egraph.parse_and_run_program(None, &rules::program(&loaded, &target.x86, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let rules_secs = t.elapsed().as_secs_f64();

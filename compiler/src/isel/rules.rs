@@ -22,7 +22,7 @@ use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations};
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
 /// A rule side with its numeric variables filled in.
@@ -101,7 +101,8 @@ pub struct Instance {
     pub verdict: Verdict,
     /// A `birewrite`: loaded in both directions (the reverse named `NAME:rev`).
     pub bidirectional: bool,
-    /// Whether the verdict came from the cache (else it was proved now).
+    /// Whether the verdict came from the verdict cache file (else it was
+    /// proved in this process).
     pub cached: bool,
 }
 
@@ -232,73 +233,140 @@ pub fn instantiate(env: &RuleEnv, rule: &Rule, assign: &Assignment) -> Result<(P
     Ok((b.pat(&rule.lhs, None)?, b.pat(&rule.rhs, None)?))
 }
 
-/// Loads the rules of `file` (its text `text`) that a kernel with the
-/// Halide ops `heads` can use; see the module documentation.
-pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[(String, Vec<i64>)], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
-    let started = std::time::Instant::now();
-    let libs = Libraries { x86: env.x86, halide: env.halide };
-    let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
-    let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
-    // Every instantiation, by the root op of its left side.
-    let mut by_head: BTreeMap<(String, Vec<i64>), Vec<(&Rule, Assignment, Pat, Pat)>> = BTreeMap::new();
-    let mut out = LoadedRules::default();
-    let mut total = 0;
-    for rule in &rules {
-        let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
-        for a in envs {
-            total += 1;
-            // An instantiation whose sides do not type-check is never loaded
-            // (the verifier calls it refuted); it is skipped here and
-            // reported only if the kernel could have used it.
-            let Ok((lhs, rhs)) = instantiate(env, rule, &a) else { continue };
-            let Some(head) = lhs.root_head() else { continue };
-            by_head.entry(head).or_default().push((rule, a, lhs, rhs));
+type Head = (String, Vec<i64>);
+
+/// One instantiation of one rule, ready to load.
+struct Candidate {
+    rule: usize,
+    assign: Assignment,
+    name: String,
+    lhs: Pat,
+    rhs: Pat,
+    /// Why it cannot be used here: x86 specs `STATUS.tsv` does not vouch for.
+    unverified: Option<String>,
+}
+
+/// A rule file parsed, name-checked and instantiated at every width, by the
+/// root op of each instance's left side: built once per target and rule
+/// file, and shared by every kernel. Verdicts are settled lazily, only for
+/// the instances some kernel can use, and remembered.
+pub struct RuleBook {
+    pub file: String,
+    rules: Vec<Rule>,
+    by_head: BTreeMap<Head, Vec<Candidate>>,
+    total: usize,
+    settled: Mutex<HashMap<String, (Verdict, String, bool)>>,
+    /// Seconds spent building the book.
+    pub build_secs: f64,
+}
+
+impl RuleBook {
+    pub fn new(env: &RuleEnv, file: &str, text: &str) -> Result<RuleBook, String> {
+        let started = std::time::Instant::now();
+        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
+        let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
+        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
+        let mut total = 0;
+        for (k, rule) in rules.iter().enumerate() {
+            let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
+            for assign in envs {
+                total += 1;
+                // An instantiation whose sides do not type-check is never
+                // loaded (the verifier calls it refuted).
+                let Ok((lhs, rhs)) = instantiate(env, rule, &assign) else { continue };
+                let Some(head) = lhs.root_head() else { continue };
+                let missing = unverified_specs(&libs, rule, &assign, env.status);
+                let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
+                let name = format!("{}[{}]", rule.name, describe_env(&assign));
+                by_head.entry(head).or_default().push(Candidate { rule: k, assign, name, lhs, rhs, unverified });
+            }
         }
+        Ok(RuleBook { file: file.into(), rules, by_head, total, settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
     }
-    // The closure of the kernel's ops under the loaded right sides.
-    let mut seen: BTreeSet<(String, Vec<i64>)> = BTreeSet::new();
-    let mut todo: Vec<(String, Vec<i64>)> = heads.to_vec();
-    let mut chosen: Vec<(&Rule, Assignment, Pat, Pat)> = Vec::new();
-    while let Some(h) = todo.pop() {
-        if !seen.insert(h.clone()) {
-            continue;
-        }
-        for (rule, a, lhs, rhs) in by_head.get(&h).into_iter().flatten() {
-            let name = format!("{}[{}]", rule.name, describe_env(a));
-            let missing = unverified_specs(&libs, rule, a, env.status);
-            if !missing.is_empty() {
-                let why = missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; ");
-                out.unverified_spec.push(Excluded { name, reason: why });
+
+    /// The proved instances a kernel with the Halide ops `heads` can use;
+    /// see the module documentation.
+    pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
+        let started = std::time::Instant::now();
+        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
+        let mut out = LoadedRules::default();
+        // The closure of the kernel's ops under the usable right sides.
+        let mut seen: BTreeSet<Head> = BTreeSet::new();
+        let mut todo: Vec<Head> = heads.to_vec();
+        let mut chosen: Vec<&Candidate> = Vec::new();
+        while let Some(h) = todo.pop() {
+            if !seen.insert(h.clone()) {
                 continue;
             }
-            todo.extend(rhs.halide_heads());
-            chosen.push((rule, a.clone(), lhs.clone(), rhs.clone()));
-        }
-    }
-    let cache = Mutex::new(match verdicts {
-        Verdicts::Cache(p) => VerdictCache::load(p),
-        Verdicts::NoCache => VerdictCache::default(),
-    });
-    for (rule, a, lhs, rhs) in chosen {
-        let r = run_job(&libs, &Job { rule, env: Some(a.clone()) }, &cfg, &cache);
-        let name = format!("{}[{}]", rule.name, r.instantiation);
-        if r.verdict != Verdict::Proved {
-            let reason = format!("{}: {}", r.verdict.label(), r.counterexample);
-            if !allow_unproved {
-                let _ = cache.lock().expect("cache").save();
-                return Err(format!("{}:{}:{}: error: rule {name} is not proved ({reason}); the ruleset is refused (allow unproved rules to leave it out)", rule.file, rule.span.line, rule.span.col));
+            for c in self.by_head.get(&h).into_iter().flatten() {
+                if let Some(why) = &c.unverified {
+                    out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
+                    continue;
+                }
+                todo.extend(c.rhs.halide_heads());
+                chosen.push(c);
             }
-            out.unproved.push(Excluded { name, reason });
-            continue;
         }
-        out.instances.push(Instance { name, rule: rule.name.clone(), instantiation: r.instantiation.clone(), lhs, rhs, verdict: r.verdict, bidirectional: rule.bidirectional, cached: r.cached });
+        let mut cache: Option<Mutex<VerdictCache>> = None;
+        for c in chosen {
+            let rule = &self.rules[c.rule];
+            let known = self.settled.lock().expect("verdicts").get(&c.name).cloned();
+            let (verdict, why, cached) = match known {
+                Some(v) => v,
+                None => {
+                    let cache = cache.get_or_insert_with(|| {
+                        Mutex::new(match verdicts {
+                            Verdicts::Cache(p) => VerdictCache::load(p),
+                            Verdicts::NoCache => VerdictCache::default(),
+                        })
+                    });
+                    let r = run_job(&libs, &Job { rule, env: Some(c.assign.clone()) }, &cfg, cache);
+                    let v = (r.verdict, r.counterexample, r.cached);
+                    self.settled.lock().expect("verdicts").insert(c.name.clone(), v.clone());
+                    v
+                }
+            };
+            if verdict != Verdict::Proved {
+                let reason = format!("{}: {why}", verdict.label());
+                if !allow_unproved {
+                    if let Some(cache) = &cache {
+                        let _ = cache.lock().expect("cache").save();
+                    }
+                    return Err(format!(
+                        "{}:{}:{}: error: rule {} is not proved ({reason}); the ruleset is refused (allow unproved rules to leave it out)",
+                        rule.file, rule.span.line, rule.span.col, c.name
+                    ));
+                }
+                out.unproved.push(Excluded { name: c.name.clone(), reason });
+                continue;
+            }
+            out.instances.push(Instance {
+                name: c.name.clone(),
+                rule: rule.name.clone(),
+                instantiation: describe_env(&c.assign),
+                lhs: c.lhs.clone(),
+                rhs: c.rhs.clone(),
+                verdict,
+                bidirectional: rule.bidirectional,
+                cached,
+            });
+        }
+        if let Some(cache) = &cache
+            && let Err(e) = cache.lock().expect("cache").save()
+        {
+            eprintln!("warning: could not save the verdict cache: {e}");
+        }
+        out.irrelevant = self.total - out.instances.len() - out.unproved.len() - out.unverified_spec.len();
+        out.verify_secs = started.elapsed().as_secs_f64();
+        Ok(out)
     }
-    if let Err(e) = cache.lock().expect("cache").save() {
-        eprintln!("warning: could not save the verdict cache: {e}");
-    }
-    out.irrelevant = total - out.instances.len() - out.unproved.len() - out.unverified_spec.len();
-    out.verify_secs = started.elapsed().as_secs_f64();
-    Ok(out)
+}
+
+/// [`RuleBook::new`] and [`RuleBook::load`] at once.
+pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
+    RuleBook::new(env, file, text)?.load(env, heads, verdicts, allow_unproved)
 }
 
 /// The egglog program of the loaded rules: one constructor per x86
