@@ -115,6 +115,14 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     let madd = s.roots.iter().find(|r| r.label.starts_with("store acc")).expect("acc root");
     assert_eq!(madd.fallbacks, 0, "{}", madd.term);
     assert_eq!(madd.term, "(_mm256_madd_epi16 {(int16x16)c[ramp(0, 1, 16)]} {(int16x16)d[ramp(0, 1, 16)]})");
+    // The structured DAG the emitter will lower: the root's node and its
+    // operands, each distinct node once.
+    let n = &s.dag[madd.node];
+    assert_eq!(n.op, Op::X86 { name: "_mm256_madd_epi16".into() });
+    assert!(n.kids.iter().all(|&k| matches!(s.dag[k].op, Op::Leaf { bits: 256, .. })));
+    let a_loads = s.dag.iter().filter(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains("a[ramp(0, 1, 32)]"))).count();
+    assert_eq!(a_loads, 1, "t107 is one node of the extracted DAG");
+    assert!(s.dag.iter().enumerate().all(|(i, n)| n.kids.iter().all(|&k| k < i)), "children come first");
     let u8root = s.roots.iter().find(|r| r.label.starts_with("store out")).expect("out root");
     assert!(u8root.fallbacks >= 3, "{}", u8root.term);
     assert!(s.fallbacks.contains_key("add<0, 8, 32>"), "{:?}", s.fallbacks);

@@ -108,6 +108,8 @@ pub struct Chosen {
 #[derive(Clone, Debug)]
 pub struct RootResult {
     pub label: String,
+    /// Its node in [`Selection::dag`].
+    pub node: usize,
     /// The extracted term (`naive:` marks Halide ops left to the naive lowering).
     pub term: String,
     /// Naive Halide ops in this root's extracted DAG.
@@ -118,6 +120,10 @@ pub struct RootResult {
 #[derive(Clone, Debug)]
 pub struct Selection {
     pub roots: Vec<RootResult>,
+    /// The extracted DAG of every root, each shared node once, children
+    /// before parents: what the emitter lowers (x86 nodes as intrinsics,
+    /// Halide nodes naively, leaves as the Stmt expressions they name).
+    pub dag: Vec<encode::Node>,
     pub rules: LoadedRules,
     pub phases: Vec<PhaseReport>,
     /// Instructions in the extracted DAG (all roots), by name.
@@ -257,18 +263,28 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
             Chosen { instruction: name, count, cost, cost_source, rules }
         })
         .collect();
+    // The chosen nodes renumbered densely; a class's node is its position.
+    let mut index: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out_dag: Vec<encode::Node> = Vec::with_capacity(all.len());
+    for &n in &all {
+        let g = &graph.nodes[n];
+        let kids = g.kids.iter().map(|k| index[k]).collect();
+        index.insert(g.class, out_dag.len());
+        out_dag.push(encode::Node { op: g.op.clone(), kids });
+    }
     let root_results = enc
         .roots
         .iter()
         .zip(&roots)
         .map(|(r, &c)| {
             let mine = x.reachable(&graph, &[c]).unwrap_or_default();
-            RootResult { label: r.label.clone(), term: x.render(&graph, c), fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count() }
+            RootResult { label: r.label.clone(), node: index[&c], term: x.render(&graph, c), fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count() }
         })
         .collect();
     let extract_secs = t.elapsed().as_secs_f64();
     Ok(Selection {
         roots: root_results,
+        dag: out_dag,
         rules: loaded,
         phases,
         chosen,
