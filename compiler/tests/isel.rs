@@ -281,3 +281,22 @@ fn every_benchmark_selects_with_one_rule_book() {
     }
     eprintln!("33 kernels: saturation {:.1} ms, extraction {:.1} ms in all; {fallbacks} naive ops; book built in {:.1} ms", sat * 1e3, ext * 1e3, book.build_secs * 1e3);
 }
+
+#[test]
+fn measured_costs_replace_spec_cost_lines() {
+    let t = target();
+    let dir = std::env::temp_dir().join(format!("misaal-isel-costs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let csv = dir.join("x86.csv");
+    std::fs::write(&csv, "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method\n_mm256_avg_epu8,vpavgb,1.0,0.33,1,\"AMD EPYC, this machine\",chain\n").expect("write");
+    let m = extract::CostModel::load(&t.x86, Some(&csv));
+    assert!(m.measured_table);
+    assert_eq!(m.instr("_mm256_avg_epu8"), (0.33, extract::CostSource::Measured));
+    let (c, src) = m.instr("_mm256_madd_epi16");
+    assert_eq!(src, extract::CostSource::SpecLine, "no measured row: the spec's cost line");
+    assert!(c > 0.0);
+    let none = extract::CostModel::load(&t.x86, None);
+    assert!(!none.measured_table);
+    assert_eq!(none.instr("_mm256_avg_epu8").1, extract::CostSource::SpecLine);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -67,7 +67,10 @@ pub struct Options {
     /// Replaces the file's text (for tests and tools); `rules` still names it.
     pub rules_text: Option<String>,
     pub limits: Limits,
-    /// The verdict cache; `None` proves every instantiation now.
+    /// The verdict cache (by default the repository's
+    /// `.misaal-cache/verify.tsv`, shared with `misaal verify`); `None`
+    /// proves every instantiation a kernel needs in this process (a
+    /// [`RuleBook`] remembers the verdicts it settled).
     pub verdict_cache: Option<PathBuf>,
     /// Leave out (and list) instantiations that are not proved, instead of
     /// refusing the ruleset.
@@ -169,6 +172,9 @@ impl Selection {
             s.push_str(&format!("  naive {op} x{n}\n"));
         }
         s.push_str(&format!("DAG cost {:.2} (as trees {:.2}); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.fallback_count()));
+        if self.chosen.iter().any(|c| c.cost_source != CostSource::Measured) {
+            s.push_str("costs: spec cost lines (approximate) where isa/costs/x86.csv has no measured row\n");
+        }
         for r in &self.roots {
             s.push_str(&format!("{}: {}\n", r.label, r.term));
         }
