@@ -300,3 +300,54 @@ fn measured_costs_replace_spec_cost_lines() {
     assert_eq!(none.instr("_mm256_avg_epu8").1, extract::CostSource::SpecLine);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn shuffles_are_encoded_as_concat_interleave_and_slice() {
+    let text = r#"module name=s, target=x86-64-linux-avx2-no_runtime
+external func s (a, out) {
+let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
+let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
+let v = (uint8x16)a[ramp(0, 1, 16)]
+let w = (uint8x16)a[ramp(16, 1, 16)]
+out[ramp(0, 1, 32)] = concat_vectors(v, w)
+out[ramp(32, 1, 32)] = interleave_vectors(v, w)
+out[ramp(64, 1, 8)] = slice_vectors(v, 1, 2, 8)
+out[ramp(72, 1, 4)] = (uint8x4)shuffle(v, 3, 0, 2, 1)
+}
+"#;
+    let m = parse_module("s.stmt", text).expect("parses");
+    let mut enc = misaal_compiler::isel::encode::Encoder::new();
+    enc.stmt(&m.funcs[0].body);
+    let ops: Vec<String> = enc.roots.iter().filter(|r| r.label.starts_with("store")).map(|r| enc.dag.nodes[r.node].op.to_string()).collect();
+    assert_eq!(ops[0], "concat<0, 8, 16, 16>");
+    assert_eq!(ops[1], "interleave<0, 8, 16>");
+    assert_eq!(ops[2], "slice<0, 8, 8, 16, 1, 2>");
+    assert!(ops[3].starts_with("leaf[32]"), "an arbitrary shuffle is a leaf: {}", ops[3]);
+}
+
+#[test]
+fn swizzle_and_pack_rules_fire_through_the_shuffle_encoding() {
+    // interleave_vectors of two low halves is vpunpcklbw; a saturating
+    // narrow of a concatenation of two i16x8 is vpackuswb (at 128 bits,
+    // where its lane order needs no fix-up).
+    let text = r#"module name=s, target=x86-64-linux-avx2-no_runtime
+external func s (a, b, out, out2) {
+let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
+let b = (void *)_halide_buffer_get_host((struct halide_buffer_t *)b.buffer)
+let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
+let out2 = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out2.buffer)
+let v = (uint8x16)a[ramp(0, 1, 16)]
+let w = (uint8x16)a[ramp(16, 1, 16)]
+out[ramp(0, 1, 16)] = interleave_vectors(slice_vectors(v, 0, 1, 8), slice_vectors(w, 0, 1, 8))
+let x = (int16x8)b[ramp(0, 1, 8)]
+let y = (int16x8)b[ramp(8, 1, 8)]
+out2[ramp(0, 1, 16)] = (uint8x16)saturating_cast(concat_vectors(x, y))
+}
+"#;
+    let s = select(text, &opts()).expect("selection runs");
+    let term = |p: &str| s.roots.iter().find(|r| r.label.starts_with(p)).expect("root").term.clone();
+    assert_eq!(term("store out["), "(_mm_unpacklo_epi8 {(uint8x16)a[ramp(0, 1, 16)]} {(uint8x16)a[ramp(16, 1, 16)]})");
+    assert_eq!(term("store out2["), "(_mm_packus_epi16 {(int16x8)b[ramp(0, 1, 8)]} {(int16x8)b[ramp(8, 1, 8)]})");
+    assert_eq!(s.fallback_count(), 0, "{}", s.explain());
+    assert!(chosen(&s, "_mm_unpacklo_epi8").is_some_and(|c| c.rules == ["x86.unpacklo-8[-]"]));
+}

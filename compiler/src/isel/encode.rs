@@ -271,8 +271,9 @@ impl Encoder {
         self.halide(name, generics, kids)
     }
 
-    /// Concatenations (folded left, two at a time) and dense or strided
-    /// slices of one vector; any other shuffle is a leaf.
+    /// Concatenations (folded left, two at a time), interleavings of two
+    /// vectors, and dense or strided slices of one vector (a deinterleave is
+    /// a slice with stride 2); any other shuffle is a leaf.
     fn shuffle(&mut self, e: &Expr, vectors: &[Expr], indices: &[u32]) -> usize {
         let total: u32 = vectors.iter().map(|v| v.ty.lanes).sum();
         let same = vectors.iter().all(|v| v.ty.code == e.ty.code && v.ty.bits == e.ty.bits);
@@ -289,6 +290,11 @@ impl Encoder {
                 n += v.ty.lanes as i64;
             }
             return acc;
+        }
+        let n = vectors[0].ty.lanes;
+        if vectors.len() == 2 && vectors[1].ty.lanes == n && indices.len() as u32 == 2 * n && indices.iter().enumerate().all(|(k, &i)| i == if k % 2 == 0 { k as u32 / 2 } else { n + k as u32 / 2 }) {
+            let (a, b) = (self.expr(&vectors[0]), self.expr(&vectors[1]));
+            return self.halide("interleave", vec![s, el, n as i64], vec![a, b]);
         }
         if vectors.len() == 1 && !indices.is_empty() {
             let begin = indices[0] as i64;
