@@ -142,6 +142,25 @@ fn is_integer(t: Type) -> bool {
     matches!(t.code, TypeCode::Int | TypeCode::UInt | TypeCode::Bool)
 }
 
+/// Whether `e` is a vector or computes on one: a scalar sum of a
+/// `vector_reduce_add` is selected like a vector expression, a scalar load
+/// or index arithmetic is not.
+pub fn has_vector(e: &Expr) -> bool {
+    if e.ty.lanes > 1 {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Cast(a) | ExprKind::Reinterpret(a) | ExprKind::Not(a) => has_vector(a),
+        ExprKind::Binary(_, a, b) => has_vector(a) || has_vector(b),
+        ExprKind::Select(c, a, b) => has_vector(c) || has_vector(a) || has_vector(b),
+        ExprKind::Let { value, body, .. } => has_vector(value) || has_vector(body),
+        ExprKind::Call { callee: Callee::Intrinsic(_), args } => args.iter().any(has_vector),
+        ExprKind::Shuffle { vectors, .. } => vectors.iter().any(has_vector),
+        ExprKind::VectorReduce { .. } => true,
+        _ => false,
+    }
+}
+
 /// Encodes Stmt expressions into a [`TermDag`].
 #[derive(Default)]
 pub struct Encoder {
@@ -190,7 +209,7 @@ impl Encoder {
                 Some((_, id)) => *id,
                 None => self.leaf(e),
             },
-            _ if t.lanes == 1 => self.leaf(e),
+            _ if t.lanes == 1 && !has_vector(e) => self.leaf(e),
             ExprKind::Cast(a) if is_integer(a.ty) && !t.is_bool() && !a.ty.is_bool() => {
                 let k = self.expr(a);
                 let [s, el, n] = sen(a.ty);
@@ -307,12 +326,13 @@ impl Encoder {
         self.leaf(e)
     }
 
-    /// Every vector store value and vector `let` of a Stmt becomes a root;
-    /// a `let` is one node wherever it is used.
+    /// Every store value and `let` that computes on vectors (see
+    /// [`has_vector`]) becomes a root; a `let` is one node wherever it is
+    /// used.
     pub fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Let { name, value, body } => {
-                let scoped = value.ty.lanes > 1 && is_integer(value.ty);
+                let scoped = is_integer(value.ty) && has_vector(value);
                 if scoped {
                     let id = self.root(format!("let {name}"), value);
                     self.env.push((name.clone(), id));
@@ -322,7 +342,7 @@ impl Encoder {
                     self.env.pop();
                 }
             }
-            Stmt::Store { name, index, value, .. } if value.ty.lanes > 1 && is_integer(value.ty) => {
+            Stmt::Store { name, index, value, .. } if is_integer(value.ty) && has_vector(value) => {
                 self.root(format!("store {name}[{index}]"), value);
             }
             Stmt::ProducerConsumer { body, .. } | Stmt::For { body, .. } | Stmt::Atomic { body, .. } | Stmt::Allocate { body, .. } => self.stmt(body),
