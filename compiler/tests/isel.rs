@@ -128,6 +128,13 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     assert!(s.fallbacks.contains_key("add<0, 8, 32>"), "{:?}", s.fallbacks);
     assert!(!s.fallbacks.keys().any(|k| k.starts_with("rounding_halving_add") || k.starts_with("absd") || k.starts_with("vector_reduce_add")), "{:?}", s.fallbacks);
     assert_eq!(s.phases[0].stop, StopReason::Saturated);
+    // Rule usage, as reports/rule_usage_x86.csv will list it.
+    let usage = s.rule_usage();
+    let avg = usage.iter().find(|u| u.rule == "x86.avg-u8[vsize=256,n=32]").expect("loaded");
+    assert!(avg.matches == 1 && avg.used_in_extraction, "{avg:?}");
+    let commute = usage.iter().find(|u| u.rule == "x86.add-commutes[bw=8,vsize=256,n=32]").expect("loaded for the u8 adds");
+    assert!(commute.matches >= 3 && !commute.used_in_extraction, "{commute:?}");
+    assert!(usage.iter().any(|u| u.rule == "x86.add-commutes[bw=8,vsize=256,n=32]:rev"), "a birewrite runs both ways");
     // 6 instructions at their spec costs plus 6 naive ops at 50 each.
     assert_eq!(s.fallback_count(), 6, "{:?}", s.fallbacks);
     assert!((s.dag_cost - (1.75 + 6.0 * 50.0)).abs() < 1e-9, "{}", s.dag_cost);

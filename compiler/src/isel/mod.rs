@@ -145,9 +145,37 @@ pub struct Selection {
     pub extract_secs: f64,
 }
 
+/// One loaded rule instance's work for a kernel: the columns of
+/// `reports/rule_usage_x86.csv` but the kernel's name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleUsage {
+    pub rule: String,
+    pub matches: usize,
+    pub search_apply_ms: f64,
+    /// Whether an instruction it produces is in the extracted DAG.
+    pub used_in_extraction: bool,
+}
+
 impl Selection {
     pub fn fallback_count(&self) -> usize {
         self.fallbacks.values().sum()
+    }
+
+    /// Every loaded instance (a `birewrite`'s reverse as `NAME:rev`), with
+    /// egglog's match counts and search-and-apply times summed over the phases.
+    pub fn rule_usage(&self) -> Vec<RuleUsage> {
+        let names = self.rules.instances.iter().flat_map(|i| {
+            let rev = i.bidirectional.then(|| format!("{}:rev", i.name));
+            std::iter::once(i.name.clone()).chain(rev)
+        });
+        names
+            .map(|rule| {
+                let stats = self.phases.iter().filter_map(|p| p.rules.get(&rule));
+                let (matches, secs) = stats.fold((0, 0.0), |(m, t), s| (m + s.matches, t + s.search_apply.as_secs_f64()));
+                let used_in_extraction = self.chosen.iter().any(|c| c.rules.contains(&rule));
+                RuleUsage { rule, matches, search_apply_ms: secs * 1e3, used_in_extraction }
+            })
+            .collect()
     }
     /// A short human-readable account.
     pub fn explain(&self) -> String {
