@@ -120,6 +120,9 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     let n = &s.dag[madd.node];
     assert_eq!(n.op, Op::X86 { name: "_mm256_madd_epi16".into() });
     assert!(n.kids.iter().all(|&k| matches!(s.dag[k].op, Op::Leaf { bits: 256, .. })));
+    // Each leaf maps back to the Stmt expression an emitter lowers.
+    let Op::Leaf { text, .. } = &s.dag[n.kids[0]].op else { unreachable!() };
+    assert!(matches!(s.leaves[text].kind, misaal_frontends::stmt::ExprKind::Load { ref name, .. } if name == "c"), "{:?}", s.leaves[text]);
     let a_loads = s.dag.iter().filter(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains("a[ramp(0, 1, 32)]"))).count();
     assert_eq!(a_loads, 1, "t107 is one node of the extracted DAG");
     assert!(s.dag.iter().enumerate().all(|(i, n)| n.kids.iter().all(|&k| k < i)), "children come first");

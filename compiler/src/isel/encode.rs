@@ -165,7 +165,14 @@ pub fn has_vector(e: &Expr) -> bool {
 #[derive(Default)]
 pub struct Encoder {
     pub dag: TermDag,
+    /// In Stmt order (a `let`'s value before its body), so an emitter that
+    /// walks the Stmt again meets them in this order.
     pub roots: Vec<Root>,
+    /// The Stmt expression of each leaf, by its text (a variable by name).
+    /// A name is one leaf in every scope: rewriting treats it as a symbol,
+    /// so a choice made for it holds in each scope, and an emitter lowers it
+    /// where it is used.
+    pub leaves: HashMap<String, Expr>,
     /// Vector `let`s in scope: name to node.
     env: Vec<(String, usize)>,
 }
@@ -180,6 +187,7 @@ impl Encoder {
             ExprKind::Var(n) => n.clone(),
             _ => e.to_string(),
         };
+        self.leaves.entry(text.clone()).or_insert_with(|| e.clone());
         self.dag.add(Op::Leaf { text, bits: e.ty.bits as i64 * e.ty.lanes as i64 }, vec![])
     }
 

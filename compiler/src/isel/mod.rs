@@ -127,6 +127,8 @@ pub struct Selection {
     /// before parents: what the emitter lowers (x86 nodes as intrinsics,
     /// Halide nodes naively, leaves as the Stmt expressions they name).
     pub dag: Vec<encode::Node>,
+    /// The Stmt expression of every leaf, by the leaf's text.
+    pub leaves: std::collections::HashMap<String, misaal_frontends::stmt::Expr>,
     pub rules: LoadedRules,
     pub phases: Vec<PhaseReport>,
     /// Instructions in the extracted DAG (all roots), by name.
@@ -319,6 +321,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     Ok(Selection {
         roots: root_results,
         dag: out_dag,
+        leaves: enc.leaves,
         rules: loaded,
         phases,
         chosen,
