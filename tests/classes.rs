@@ -219,5 +219,7 @@ fn every_class_instantiated_for_every_member_agrees_with_silicon() {
         }
     }
     eprintln!("{agreed} instantiations agreed with the CPU, {skipped} skipped");
-    assert!(agreed >= 600);
+    // Most members need AVX-512; without it, SSE to AVX2 still give ~280.
+    let floor = if std::arch::is_x86_feature_detected!("avx512bw") { 600 } else { 250 };
+    assert!(agreed >= floor, "only {agreed} members ran here (floor {floor})");
 }

@@ -119,6 +119,9 @@ impl StatusTable {
         for (name, r) in &self.rows {
             out.push_str(&format!("{name}\t{}\t{}\t{}\t{}\n", r.status.label(), r.cases, r.digest, r.evidence.replace(['\t', '\n'], " ")));
         }
+        if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(d)?;
+        }
         let tmp = path.with_extension(format!("tsv.tmp{}", std::process::id()));
         std::fs::write(&tmp, out)?;
         std::fs::rename(&tmp, path)
