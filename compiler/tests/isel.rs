@@ -266,6 +266,13 @@ fn the_verdict_cache_is_written_and_read_back() {
     let second = select(KERNEL, &o).expect("selection runs");
     assert_eq!(second.rules.instances.len(), first.rules.instances.len());
     assert!(second.rules.instances.iter().all(|i| i.cached), "read back");
+    eprintln!(
+        "kernel, verdicts cached: encode {:.2} ms, rules {:.2} ms, saturation {:.2} ms, extraction {:.2} ms",
+        second.encode_secs * 1e3,
+        second.rules_secs * 1e3,
+        second.saturate_secs * 1e3,
+        second.extract_secs * 1e3
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
