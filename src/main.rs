@@ -51,6 +51,10 @@ struct CompileArgs {
     /// no `.type` checks; the compile says which buffer needs one.
     #[arg(long = "buffer-type", value_name = "NAME=TYPE", value_parser = misaal_frontends::stmt::buffer_type_arg)]
     buffer_type: Vec<(String, misaal_frontends::stmt::Type)>,
+    /// Also print to stderr what instruction selection (egglog, proved rules,
+    /// DAG-cost extraction) chooses for the Stmt; the C written is unchanged.
+    #[arg(long)]
+    explain_isel: bool,
 }
 
 #[derive(Args)]
@@ -257,7 +261,7 @@ fn main() -> ExitCode {
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
-        Cmd::Compile(args) => bench::compile(args),
+        Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
             check::check(&spec, check::CheckArgs { family, filter, cfg: DiffConfig { cases, seed, ..Default::default() }, out, jobs, status })
@@ -272,6 +276,21 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `misaal compile --explain-isel`: the selection's phases, rules, chosen
+/// instructions, naive fallbacks and extracted terms.
+fn explain_isel(args: &CompileArgs) -> Result<(), String> {
+    if !args.explain_isel {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
+    let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
+    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
+    let target = misaal_compiler::isel::Target::x86()?;
+    let opts = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
+    eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
+    Ok(())
 }
 
 fn signature(i: &Instr) -> String {
