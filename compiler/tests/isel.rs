@@ -99,10 +99,19 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
         let c = chosen(&s, instr).unwrap_or_else(|| panic!("{instr} not selected:\n{}", s.explain()));
         assert!(c.rules.iter().any(|r| r == rule), "{instr} is justified by {:?}, not {rule}", c.rules);
     }
-    // Every chosen instruction comes from a loaded rule, and every loaded
-    // rule is proved.
+    // Every instruction in the extracted DAG is explained by a proved
+    // instance whose right side matches there and whose left side's root
+    // op is in the same e-class.
+    for (n, p) in s.dag.iter().zip(&s.provenance) {
+        if let Op::X86 { name } = &n.op {
+            assert!(!p.is_empty(), "{name} has no rule");
+            for r in p {
+                assert!(s.rules.instances.iter().any(|i| &i.name == r && i.verdict.label() == "proved"), "{r}");
+            }
+        }
+    }
     for c in &s.chosen {
-        assert!(!c.rules.is_empty(), "{} has no rule", c.instruction);
+        assert!(c.exact && !c.rules.is_empty(), "{} has no rule", c.instruction);
         for r in &c.rules {
             let i = s.rules.instances.iter().find(|i| &i.name == r).expect("a loaded instance");
             assert_eq!(i.verdict.label(), "proved", "{r}");

@@ -102,9 +102,14 @@ pub struct Chosen {
     pub count: usize,
     pub cost: f64,
     pub cost_source: CostSource,
-    /// Loaded (so proved) rule instances whose right side has this
-    /// instruction and which matched during saturation.
+    /// Loaded (so proved) rule instances that produced it: each one's right
+    /// side matches the extracted DAG around an occurrence of the
+    /// instruction, and its left side's root op is in that e-class.
     pub rules: Vec<String>,
+    /// Whether `rules` was found that way for every occurrence; if not (a
+    /// right side rewritten further after the rule fired), `rules` lists the
+    /// instances that produce the instruction and matched.
+    pub exact: bool,
 }
 
 /// One selected expression.
@@ -127,6 +132,9 @@ pub struct Selection {
     /// before parents: what the emitter lowers (x86 nodes as intrinsics,
     /// Halide nodes naively, leaves as the Stmt expressions they name).
     pub dag: Vec<encode::Node>,
+    /// For each node of `dag`, the proved rule instances that produced it
+    /// (x86 nodes; see [`Chosen::rules`]).
+    pub provenance: Vec<Vec<String>>,
     /// The Stmt expression of every leaf, by the leaf's text.
     pub leaves: std::collections::HashMap<String, misaal_frontends::stmt::Expr>,
     pub rules: LoadedRules,
@@ -290,24 +298,36 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
             _ => {}
         }
     }
-    let matched = |rule: &str| phases.iter().any(|p| p.rules.get(rule).is_some_and(|s| s.matches > 0));
-    let chosen = used
-        .into_iter()
-        .map(|(name, count)| {
-            let (cost, cost_source) = target.costs.instr(&name);
-            let rules = loaded.instances.iter().filter(|i| i.rhs.instructions().contains(&name) && matched(&i.name)).map(|i| i.name.clone()).collect();
-            Chosen { instruction: name, count, cost, cost_source, rules }
-        })
-        .collect();
     // The chosen nodes renumbered densely; a class's node is its position.
     let mut index: BTreeMap<usize, usize> = BTreeMap::new();
     let mut out_dag: Vec<encode::Node> = Vec::with_capacity(all.len());
+    let mut out_class: Vec<usize> = Vec::with_capacity(all.len());
     for &n in &all {
         let g = &graph.nodes[n];
         let kids = g.kids.iter().map(|k| index[k]).collect();
         index.insert(g.class, out_dag.len());
         out_dag.push(encode::Node { op: g.op.clone(), kids });
+        out_class.push(g.class);
     }
+    let provenance = provenance(&loaded, &graph, &out_dag, &out_class);
+    let matched = |rule: &str| phases.iter().any(|p| p.rules.get(rule).is_some_and(|s| s.matches > 0));
+    let chosen = used
+        .into_iter()
+        .map(|(name, count)| {
+            let (cost, cost_source) = target.costs.instr(&name);
+            let occurrences: Vec<&Vec<String>> = out_dag.iter().zip(&provenance).filter(|(n, _)| matches!(&n.op, Op::X86 { name: m } if *m == name)).map(|(_, p)| p).collect();
+            let exact = occurrences.iter().all(|p| !p.is_empty());
+            let mut rules: Vec<String> = occurrences.iter().flat_map(|p| p.iter().cloned()).collect();
+            rules.sort();
+            rules.dedup();
+            if rules.is_empty() {
+                // The rule's right side was partly rewritten after it fired:
+                // the proved instances that produce this instruction and matched.
+                rules = loaded.instances.iter().filter(|i| i.rhs.instructions().contains(&name) && matched(&i.name)).map(|i| i.name.clone()).collect();
+            }
+            Chosen { instruction: name, count, cost, cost_source, rules, exact }
+        })
+        .collect();
     let root_results = enc
         .roots
         .iter()
@@ -321,6 +341,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     Ok(Selection {
         roots: root_results,
         dag: out_dag,
+        provenance,
         leaves: enc.leaves,
         rules: loaded,
         phases,
@@ -335,4 +356,49 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         saturate_secs,
         extract_secs,
     })
+}
+
+/// For each node of the extracted DAG, the loaded instances that produced
+/// it: instances whose right side matches the extracted DAG at some node
+/// (variables bound consistently, since a class is one node there) whose
+/// e-class also holds the left side's root op. Empty for non-x86 nodes and
+/// for occurrences no instance explains exactly.
+fn provenance(loaded: &LoadedRules, graph: &Graph, dag: &[encode::Node], class: &[usize]) -> Vec<Vec<String>> {
+    use rules::Pat;
+    fn matches(p: &Pat, dag: &[encode::Node], at: usize, binds: &mut BTreeMap<String, usize>, hits: &mut Vec<usize>) -> bool {
+        let n = &dag[at];
+        let kids_match = |kids: &[Pat], binds: &mut BTreeMap<String, usize>, hits: &mut Vec<usize>| kids.len() == n.kids.len() && kids.iter().zip(&n.kids).all(|(k, &c)| matches(k, dag, c, binds, hits));
+        match p {
+            Pat::Var(v) => *binds.entry(v.clone()).or_insert(at) == at,
+            Pat::Const { bits, value } => n.op == Op::Const { bits: *bits, value: *value },
+            Pat::Halide { name, generics, kids } => n.op == Op::Halide { name: name.clone(), generics: generics.clone() } && kids_match(kids, binds, hits),
+            Pat::X86 { name, kids } => {
+                let ok = n.op == Op::X86 { name: name.clone() } && kids_match(kids, binds, hits);
+                if ok {
+                    hits.push(at);
+                }
+                ok
+            }
+        }
+    }
+    let mut ops_of_class: BTreeMap<usize, Vec<&Op>> = BTreeMap::new();
+    for g in &graph.nodes {
+        ops_of_class.entry(g.class).or_default().push(&g.op);
+    }
+    let mut out = vec![Vec::new(); dag.len()];
+    for i in loaded.instances.iter().filter(|i| !i.rhs.instructions().is_empty()) {
+        let Pat::Halide { name, generics, .. } = &i.lhs else { continue };
+        let head = Op::Halide { name: name.clone(), generics: generics.clone() };
+        for at in 0..dag.len() {
+            let (mut binds, mut hits) = (BTreeMap::new(), Vec::new());
+            if matches(&i.rhs, dag, at, &mut binds, &mut hits) && ops_of_class.get(&class[at]).is_some_and(|ops| ops.contains(&&head)) {
+                for h in hits {
+                    if !out[h].contains(&i.name) {
+                        out[h].push(i.name.clone());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
