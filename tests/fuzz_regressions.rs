@@ -60,6 +60,7 @@ fn main() {
         ("stmt", entries::stmt),
         ("baseline", entries::baseline),
         ("manifest", entries::manifest),
+        ("egg", entries::egg),
     ];
     let mut trials = Vec::new();
     for &(target, entry) in targets {

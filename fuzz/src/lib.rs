@@ -60,15 +60,40 @@ pub fn baseline(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// `misaal_compiler::manifest`, compiled in from its source: the compiler
+/// crate links the verifier and Z3, which the fuzz targets must not. The
+/// module needs only `misaal_frontends`.
+#[allow(dead_code)]
+#[path = "../../compiler/src/manifest.rs"]
+mod manifest_parser;
+
 /// `benchmarks/manifest.json` (`misaal_compiler::manifest::parse_manifest`),
 /// then every buffer's element count as the bench harness computes it.
 pub fn manifest(data: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
-    let m = misaal_compiler::manifest::parse_manifest("manifest.json", text).map_err(|e| e.to_string())?;
+    let m = manifest_parser::parse_manifest("manifest.json", text).map_err(|e| e.to_string())?;
     for k in &m.kernels {
         for a in &k.args {
             let bytes = a.elements().checked_mul((a.ty.bits as usize).div_ceil(8)).ok_or("buffer size overflows")?;
             let _ = bytes;
+        }
+    }
+    Ok(())
+}
+
+/// `.egg` rule files (`misaal_rulesets::parse_rules`), then what loading
+/// them for `misaal verify` does before any proof: every instantiation of
+/// every rule at the x86 vector widths, and every templated instruction
+/// name expanded and checked (here against names that all exist).
+pub fn egg(data: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
+    let rules = misaal_rulesets::parse_rules("fuzz.egg", text).map_err(|d| d.to_string())?;
+    let widths = misaal_rulesets::X86_VECTOR_WIDTHS;
+    let exists = |_: &str| Ok(());
+    misaal_rulesets::check_names(&rules, &widths, &exists, &exists).map_err(|d| d.to_string())?;
+    for r in &rules {
+        for env in misaal_rulesets::instantiations(r, &widths)? {
+            let _ = misaal_rulesets::describe_env(&env);
         }
     }
     Ok(())

@@ -17,14 +17,15 @@ impl IntExpr {
             IntExpr::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
             IntExpr::Op(op, a, b) => {
                 let (x, y) = (a.eval(env)?, b.eval(env)?);
-                match op {
-                    '+' => x + y,
-                    '-' => x - y,
-                    '*' => x * y,
-                    '/' if y != 0 => x / y,
-                    '%' if y != 0 => x % y,
+                let r = match op {
+                    '+' => x.checked_add(y),
+                    '-' => x.checked_sub(y),
+                    '*' => x.checked_mul(y),
+                    '/' if y != 0 => x.checked_div(y),
+                    '%' if y != 0 => x.checked_rem(y),
                     _ => return Err(format!("division by zero in ({op} {x} {y})")),
-                }
+                };
+                r.ok_or_else(|| format!("integer overflow in ({op} {x} {y})"))?
             }
         })
     }

@@ -28,10 +28,9 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
         domains.push((v.clone(), dom));
     }
     let mut out = Vec::new();
-    let total: usize = domains.iter().map(|(_, d)| d.len()).product();
-    if total > 100_000 {
-        return Err(format!("{total} instantiations; narrow the domains"));
-    }
+    let Some(total) = domains.iter().try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len()).filter(|&t| t <= 100_000)) else {
+        return Err("more than 100000 instantiations; narrow the domains".into());
+    };
     for k in 0..total {
         let mut env: Assignment = Vec::new();
         let mut r = k;

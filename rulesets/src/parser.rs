@@ -139,7 +139,7 @@ impl P<'_> {
                 }
                 let lo = self.int(&items[2])?.eval(&[]).or_else(|m| self.err(items[2].span(), m))?;
                 let hi = self.int(&items[3])?.eval(&[]).or_else(|m| self.err(items[3].span(), m))?;
-                if hi < lo || hi - lo > 4096 {
+                if hi < lo || hi.checked_sub(lo).is_none_or(|d| d > 4096) {
                     return self.err(*span, "a range needs LO <= HI and at most 4096 values");
                 }
                 Ok(Cond::In(v, (lo..=hi).collect()))

@@ -25,6 +25,10 @@ impl Sexp {
     }
 }
 
+/// Lists nest at most this deep: the parser, the rule checker and dropping
+/// the tree all recurse on the nesting. Rules nest about 8 deep.
+pub const MAX_NESTING: usize = 200;
+
 pub fn parse_sexps(file: &str, src: &str) -> Result<Vec<Sexp>, Diagnostic> {
     let chars: Vec<char> = src.chars().collect();
     let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
@@ -46,6 +50,9 @@ pub fn parse_sexps(file: &str, src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                 continue;
             }
             c if c.is_whitespace() => {}
+            '(' if stack.len() > MAX_NESTING => {
+                return Err(Diagnostic::new(file, span, format!("lists nested more than {MAX_NESTING} deep")));
+            }
             '(' => stack.push((Vec::new(), span)),
             ')' => {
                 if stack.len() == 1 {

@@ -1,0 +1,5 @@
+#![no_main]
+//! `cargo fuzz run egg`: see `misaal_fuzz::egg`.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = misaal_fuzz::egg(data);
+});
