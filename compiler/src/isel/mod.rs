@@ -1,14 +1,15 @@
 //! Instruction selection by equality saturation in egglog, in process.
 //!
 //! One module per stage, as cranelift-isle keeps one file per stage:
-//! - [`encode`]: Halide vector expressions to egglog terms (`EGraph::update`
-//!   + `Write::add`), one e-class per Stmt `let`;
+//! - [`encode`]: Halide vector expressions to egglog terms, inserted with
+//!   `EGraph::update` and `Write::add`, one e-class per Stmt `let`;
 //! - [`rules`]: the ruleset file, instantiated at the kernel's widths, every
 //!   loaded instantiation `proved` (from the verdict cache or on the spot);
 //! - [`schedule`]: saturation under iteration, e-node and time limits, with
 //!   the reason each phase stopped and per-rule statistics;
 //! - [`extract`]: greedy DAG-cost extraction over the e-graph, once for all
-//!   roots, counting the subterms left to the naive lowering.
+//!   roots, counting the subterms left to the naive lowering; each chosen
+//!   instruction keeps the proved rule instances that produced it.
 //!
 //! The stages end at a chosen instruction DAG per expression; emitting C
 //! intrinsics from it is the next stage (not here). Nothing in this module
