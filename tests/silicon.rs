@@ -29,3 +29,20 @@ fn every_x86_spec_agrees_with_silicon() {
     // Skips must come from missing CPU features, not from missing glue.
     assert!(skipped.iter().all(|s| s.contains("this CPU lacks")), "{skipped:#?}");
 }
+
+/// The committed status table is current for every spec this CPU runs: a
+/// spec (or unroller) edited without re-running `misaal isa check` would
+/// otherwise drop out of classes and rules silently.
+#[test]
+fn the_status_table_is_current_for_every_spec_this_cpu_runs() {
+    let dir = misaal_isa::bundled_spec_dir("x86");
+    let lib = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
+    let table = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}"));
+    let cfg = DiffConfig { cases: 1, ..Default::default() };
+    let stale: Vec<String> = lib
+        .iter()
+        .filter(|(i, s)| !matches!(check_against(&X86Silicon, i, s, &cfg), Verdict::Unavailable(_)))
+        .filter_map(|(i, s)| table.verified(&i.name, s).err())
+        .collect();
+    assert!(stale.is_empty(), "{} spec(s) this CPU runs are not current in STATUS.tsv; run `misaal isa check --target x86`:\n{}", stale.len(), stale.join("\n"));
+}

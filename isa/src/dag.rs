@@ -82,7 +82,7 @@ impl Node {
         }
     }
 
-    fn map_children(&self, f: impl Fn(NodeId) -> NodeId) -> Node {
+    pub(crate) fn map_children(&self, f: impl Fn(NodeId) -> NodeId) -> Node {
         match self.clone() {
             n @ (Node::Operand(_) | Node::Const(_)) => n,
             Node::Slice { src, hi, lo } => Node::Slice { src: f(src), hi, lo },

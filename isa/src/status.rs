@@ -141,18 +141,31 @@ impl StatusTable {
     }
 }
 
-/// A stable 128-bit FNV digest of unrolled semantics: operand widths, lanes
-/// and every DAG node. Two specs with the same digest mean the same thing.
+/// A stable 128-bit digest of unrolled semantics: operand widths and each
+/// lane's expression, hashed structurally (a node by its operation and its
+/// children's digests), so it does not depend on the order in which the
+/// unroller happened to number nodes. Two specs with the same digest mean
+/// the same thing.
 pub fn digest(sem: &Semantics) -> String {
+    let fnv = |seed: u64, text: &[u8]| text.iter().fold(seed, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3));
+    let hash = |text: &str| (fnv(0xcbf2_9ce4_8422_2325, text.as_bytes()), fnv(0x8422_2325_cbf2_9ce4, text.as_bytes()));
+    // Children come before their parents in a hash-consed DAG.
+    let mut node_hash: Vec<(u64, u64)> = Vec::with_capacity(sem.dag.len());
+    for n in sem.dag.nodes() {
+        let mut text = format!("{:?}", n.map_children(|_| 0));
+        for c in n.children() {
+            let (a, b) = node_hash[c as usize];
+            text.push_str(&format!("|{a:016x}{b:016x}"));
+        }
+        node_hash.push(hash(&text));
+    }
     let mut text = format!("{:?}|{}|", sem.dag.operand_widths(), sem.result_width);
     for l in &sem.lanes {
-        text.push_str(&format!("{}:{}:{:?};", l.lo, l.width, l.root));
+        let (a, b) = node_hash[l.root as usize];
+        text.push_str(&format!("{}:{}:{a:016x}{b:016x};", l.lo, l.width));
     }
-    for n in sem.dag.nodes() {
-        text.push_str(&format!("{n:?};"));
-    }
-    let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
-    format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+    let (a, b) = hash(&text);
+    format!("{a:016x}{b:016x}")
 }
 
 /// Specs left out of a verified library, with the reason.
