@@ -85,6 +85,37 @@ fn dag_cost_counts_a_shared_subterm_once() {
 }
 
 #[test]
+fn exact_extraction_beats_greedy_where_sharing_spans_classes() {
+    // R = f(A, B); A is a1(X) at 1 or a2 at 6, B is b1(X) at 1 or b2 at 6,
+    // X costs 8. Greedy decides A and B alone (9 > 6 each) and pays 13;
+    // choosing a1 and b1 shares X and pays 11.
+    let mut g = Graph::new();
+    let (l, x, a, b, r) = (g.add_class(), g.add_class(), g.add_class(), g.add_class(), g.add_class());
+    let i = |n: &str| Op::X86 { name: n.into() };
+    g.add_node(Op::Leaf { text: "l".into(), bits: 128 }, l, vec![]);
+    g.add_node(i("x"), x, vec![l]);
+    let a1 = g.add_node(i("a1"), a, vec![x]);
+    g.add_node(i("a2"), a, vec![l]);
+    let b1 = g.add_node(i("b1"), b, vec![x]);
+    g.add_node(i("b2"), b, vec![l]);
+    g.add_node(i("f"), r, vec![a, b]);
+    let cost = |op: &Op| match op {
+        Op::X86 { name } => match name.as_str() {
+            "x" => 8.0,
+            "a2" | "b2" => 6.0,
+            _ => 1.0,
+        },
+        _ => 0.0,
+    };
+    let greedy = extract::greedy_dag(&g, &cost);
+    assert_eq!(greedy.dag_cost(&g, &[r], &cost).unwrap(), 13.0);
+    let exact = extract::exact_dag(&g, &[r], &cost, &greedy, 10_000).expect("small enough");
+    assert_eq!(exact.dag_cost(&g, &[r], &cost).unwrap(), 11.0);
+    assert_eq!((exact.choice[a], exact.choice[b]), (Some(a1), Some(b1)));
+    assert!(extract::exact_dag(&g, &[r], &cost, &greedy, 1).is_none(), "out of budget: no answer");
+}
+
+#[test]
 fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     let s = select(KERNEL, &opts()).expect("selection runs");
     eprintln!("{}", s.explain());
@@ -140,6 +171,7 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     assert_eq!(s.fallback_count(), s.roots.iter().map(|r| r.fallbacks).sum::<usize>(), "the roots share no naive op here");
     assert!(!s.fallbacks.keys().any(|k| k.starts_with("rounding_halving_add") || k.starts_with("absd") || k.starts_with("vector_reduce_add")), "{:?}", s.fallbacks);
     assert_eq!(s.phases[0].stop, StopReason::Saturated);
+    assert_eq!(s.extractor, "exact", "a small e-graph is solved exactly");
     // Rule usage, as reports/rule_usage_x86.csv will list it.
     let usage = s.rule_usage();
     let avg = usage.iter().find(|u| u.rule == "x86.avg-u8[vsize=256,n=32]").expect("loaded");

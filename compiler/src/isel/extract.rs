@@ -331,3 +331,76 @@ impl Extraction {
         go(self, g, class, 0)
     }
 }
+
+/// Exact DAG extraction by branch and bound, for small e-graphs: the
+/// cheapest acyclic choice of one node per class needed by `roots`, where a
+/// class costs once however often it is used. The search starts from
+/// `start`'s choice (say, the greedy one) as the bound, so the result is
+/// never worse; it gives up (`None`) after `budget` search steps.
+pub fn exact_dag(g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64, start: &Extraction, budget: usize) -> Option<Extraction> {
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(&n.op)).collect();
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); g.classes];
+    for (i, n) in g.nodes.iter().enumerate() {
+        by_class[n.class].push(i);
+    }
+    for v in &mut by_class {
+        v.sort_by(|a, b| costs[*a].total_cmp(&costs[*b]));
+    }
+    let mut best = (start.dag_cost(g, roots, cost).ok()?, start.choice.clone());
+    struct S<'a> {
+        g: &'a Graph,
+        roots: &'a [usize],
+        costs: &'a [f64],
+        by_class: &'a [Vec<usize>],
+        steps: usize,
+        budget: usize,
+    }
+    fn go(s: &mut S, choice: &mut Vec<Option<usize>>, pending: Vec<usize>, cur: f64, best: &mut (f64, Vec<Option<usize>>)) -> bool {
+        s.steps += 1;
+        if s.steps > s.budget {
+            return false;
+        }
+        let mut pending = pending;
+        let c = loop {
+            match pending.pop() {
+                Some(c) if choice[c].is_some() => continue,
+                Some(c) => break Some(c),
+                None => break None,
+            }
+        };
+        let Some(c) = c else {
+            let x = Extraction { choice: choice.clone() };
+            if cur < best.0 - 1e-9 && x.reachable(s.g, s.roots).is_ok() {
+                *best = (cur, choice.clone());
+            }
+            return true;
+        };
+        let (by_class, costs, g) = (s.by_class, s.costs, s.g);
+        for &n in &by_class[c] {
+            if cur + costs[n] >= best.0 - 1e-9 {
+                break; // sorted by cost: no cheaper node follows
+            }
+            choice[c] = Some(n);
+            let mut next = pending.clone();
+            next.extend(g.nodes[n].kids.iter().copied().filter(|&k| choice[k].is_none()));
+            let finished = go(s, choice, next, cur + costs[n], best);
+            choice[c] = None;
+            if !finished {
+                return false;
+            }
+        }
+        true
+    }
+    let mut s = S { g, roots, costs: &costs, by_class: &by_class, steps: 0, budget };
+    let mut choice = vec![None; g.classes];
+    if !go(&mut s, &mut choice, roots.to_vec(), 0.0, &mut best) {
+        return None;
+    }
+    // Classes outside the roots' DAG keep the starting choice.
+    let mut out = start.choice.clone();
+    let chosen = Extraction { choice: best.1 };
+    for n in chosen.reachable(g, roots).ok()? {
+        out[g.nodes[n].class] = Some(n);
+    }
+    Some(Extraction { choice: out })
+}

@@ -33,6 +33,10 @@ use std::time::Instant;
 
 /// The egglog ruleset the loaded rules are put in.
 pub const RULESET: &str = "isel";
+/// E-graphs up to this many e-nodes are also extracted exactly
+/// ([`extract::exact_dag`]), within [`EXACT_BUDGET`] search steps.
+pub const EXACT_MAX_NODES: usize = 400;
+pub const EXACT_BUDGET: usize = 20_000;
 
 /// The target's libraries, loaded once and shared by every kernel.
 pub struct Target {
@@ -144,6 +148,8 @@ pub struct Selection {
     pub chosen: Vec<Chosen>,
     /// Halide ops (with their generics) left to the naive lowering, with counts.
     pub fallbacks: BTreeMap<String, usize>,
+    /// `exact` when the bounded exact search finished, else `greedy-dag`.
+    pub extractor: &'static str,
     /// Cost of the whole extracted DAG, each shared node once.
     pub dag_cost: f64,
     /// The same choices costed as trees (what a tree extractor would pay).
@@ -210,7 +216,7 @@ impl Selection {
         for (op, n) in &self.fallbacks {
             s.push_str(&format!("  naive {op} x{n}\n"));
         }
-        s.push_str(&format!("DAG cost {:.2} (as trees {:.2}); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.fallback_count()));
+        s.push_str(&format!("DAG cost {:.2} (as trees {:.2}, {} extraction); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.extractor, self.fallback_count()));
         if self.chosen.iter().any(|c| c.cost_source != CostSource::Measured) {
             s.push_str("costs: spec cost lines (approximate) where isa/costs/x86.csv has no measured row\n");
         }
@@ -285,8 +291,13 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let classes = encode::canonical_classes(&egraph, &dag);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     let node_cost = |op: &Op| target.costs.node(op);
-    let x = extract::greedy_dag(&graph, &node_cost);
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
+    let greedy = extract::greedy_dag(&graph, &node_cost);
+    // Small e-graphs are solved exactly too (bounded search from the greedy
+    // choice, so never worse).
+    let exact = if graph.nodes.len() <= EXACT_MAX_NODES { extract::exact_dag(&graph, &roots, &node_cost, &greedy, EXACT_BUDGET) } else { None };
+    let extractor = if exact.is_some() { "exact" } else { "greedy-dag" };
+    let x = exact.unwrap_or(greedy);
     let all = x.reachable(&graph, &roots)?;
     let dag_cost = x.dag_cost(&graph, &roots, &node_cost)?;
     let tree_cost = x.tree_cost(&graph, &roots, &node_cost)?;
@@ -342,6 +353,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     Ok(Selection {
         roots: root_results,
         dag: out_dag,
+        extractor,
         provenance,
         leaves: enc.leaves,
         rules: loaded,
