@@ -28,7 +28,7 @@ main() {
         stmt) max_len=16384
               seeds=(benchmarks/stmt/*.stmt frontends/src/stmt/samples/*.stmt frontends/tests/fail/*.stmt) ;;
         egg) max_len=8192
-              seeds=(tests/good-rules/*.egg tests/broken-rules/*.egg rulesets/*.egg rulesets/*/*.egg) ;;
+              seeds=(rulesets/*.egg tests/broken-rules/*.egg tests/rule-load-errors/*.egg) ;;
         baseline) max_len=4096
               seeds=(datalog/baselines/*.csv) ;;
         manifest) max_len=8192
