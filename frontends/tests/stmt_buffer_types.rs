@@ -2,8 +2,9 @@
 //! `no_asserts`): from bounds queries, stores, typed loads, and
 //! `ParseOptions::buffer_types` (`misaal compile --buffer-type`).
 //!
-//! Fixtures: `tests/no_asserts/*.stmt`, blur3x3 printed by Halide 21 and 19
-//! with `no_asserts` (and `no_bounds_query`); each says how on its `#` lines.
+//! Fixtures: `tests/no_asserts/*.stmt`, blur3x3 and conv3x3a16 printed by
+//! Halide 21 and 19 with `no_asserts` (and `no_bounds_query`); each says how
+//! on its `#` lines.
 
 use misaal_frontends::stmt::*;
 use std::path::Path;
@@ -46,35 +47,54 @@ fn bounds_queries_type_a_no_asserts_stmt() {
 }
 
 #[test]
-fn an_untyped_buffer_is_named_with_its_line() {
-    let text = fixture("blur3x3_no_bounds_query.stmt");
-    let d = parse(&text, &[]).expect_err("nothing in the Stmt types `input`");
-    // The first load of `input`.
-    let line = text.lines().position(|l| l.contains("input[")).unwrap() as u32 + 1;
-    assert_eq!(d.span.line, line, "{d}");
-    assert!(d.message.contains("`input`") && d.message.contains(&format!("line {line}")), "{d}");
-    assert!(d.message.contains("--buffer-type input=TYPE"), "{d}");
-}
-
-#[test]
-fn buffer_type_option_types_the_rest() {
+fn the_context_of_a_load_types_its_buffer() {
+    // `(uint16x64)widening_add(input[...], input[...])` makes `input` uint8;
+    // the stores make `output` uint8; `.stride.1` gives both 2 dimensions.
     for (file, dialect) in [("blur3x3_no_bounds_query.stmt", Dialect::Halide21), ("blur3x3_halide19_no_bounds_query.stmt", Dialect::Halide19)] {
         let text = fixture(file);
-        let m = parse(&text, &["input=uint8"]).unwrap_or_else(|d| panic!("{file}: {d}"));
-        assert_eq!(buffer_arg(&m, "input").0, Type::uint(8), "{file}");
-        // The stores give `output` its type; `.stride.1` its dimensions.
+        let m = parse(&text, &[]).unwrap_or_else(|d| panic!("{file}: {d}"));
+        assert_eq!(buffer_arg(&m, "input"), (Type::uint(8), 2), "{file}");
         assert_eq!(buffer_arg(&m, "output"), (Type::uint(8), 2), "{file}");
         assert_eq!(m.print_as(dialect), halide_text(&text), "{file} prints back byte for byte");
     }
 }
 
 #[test]
+fn an_untyped_buffer_is_named_with_its_line() {
+    // `input` and `mask` are only read by an int16 widening_mul: uint8 x
+    // int8, int8 x uint8 and int8 x int8 all fit.
+    let text = fixture("conv3x3a16_no_bounds_query.stmt");
+    let d = parse(&text, &[]).expect_err("nothing in the Stmt types `input`");
+    // The first load of `input`.
+    let line = text.lines().position(|l| l.contains("input[")).unwrap() as u32 + 1;
+    assert_eq!(d.span.line, line, "{d}");
+    assert!(d.message.starts_with(&format!("unknown buffer `input` at line {line}:")), "{d}");
+    assert!(d.message.contains("--buffer-type input=TYPE"), "{d}");
+    assert!(d.message.contains(&format!("also without a type: `mask` (line {line})")), "{d}");
+    let d = parse(&text, &["input=uint8"]).expect_err("nothing in the Stmt types `mask`");
+    assert!(d.message.starts_with(&format!("unknown buffer `mask` at line {line}:")), "{d}");
+}
+
+#[test]
+fn buffer_type_option_types_the_rest() {
+    let text = fixture("conv3x3a16_no_bounds_query.stmt");
+    let m = parse(&text, &["input=uint8", "mask=int8"]).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(buffer_arg(&m, "input"), (Type::uint(8), 2));
+    assert_eq!(buffer_arg(&m, "mask").0, Type::int(8));
+    // The stores give `output` its type.
+    assert_eq!(buffer_arg(&m, "output"), (Type::uint(8), 2));
+    assert_eq!(m.to_string(), halide_text(&text), "prints back byte for byte");
+}
+
+#[test]
 fn buffer_type_option_must_agree_with_the_stmt() {
     let d = parse(&fixture("blur3x3_no_asserts.stmt"), &["input=uint16"]).expect_err("the bounds query says uint8");
     assert!(d.message.contains("--buffer-type input=uint16") && d.message.contains("bounds query") && d.message.contains("uint8"), "{d}");
-    let d = parse(&fixture("blur3x3_no_bounds_query.stmt"), &["input=uint8", "output=int16"]).expect_err("the stores say uint8");
+    let d = parse(&fixture("blur3x3_no_bounds_query.stmt"), &["output=int16"]).expect_err("the stores say uint8");
     assert!(d.message.contains("storing uint8x64 to `output` of int16"), "{d}");
-    let d = parse(&fixture("blur3x3_no_bounds_query.stmt"), &["input=uint8", "inptu=uint8"]).expect_err("a misspelt name");
+    let d = parse(&fixture("blur3x3_no_bounds_query.stmt"), &["input=int8"]).expect_err("widening_add says uint8");
+    assert!(d.message.contains("`widening_add` gives int16x64, not uint16x64"), "{d}");
+    let d = parse(&fixture("conv3x3a16_no_bounds_query.stmt"), &["input=uint8", "mask=int8", "inptu=uint8"]).expect_err("a misspelt name");
     assert!(d.message.contains("`inptu`"), "{d}");
 }
 
@@ -103,8 +123,15 @@ fn stores_and_typed_loads_type_buffers_wherever_they_are() {
     let m = parse(&text, &[]).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(buffer_arg(&m, "o").0, Type::uint(32));
     assert_eq!(buffer_arg(&m, "a").0, Type::int(16));
+    // Operands of one type: `a` is uint16 by the other side of `+`, through
+    // a `let`, though the store before its load knows only a placeholder.
+    let text = format!("{HEADER}let t = a[0]\no[0] = uint32(t + (uint16)1)\n}}\n");
+    let m = parse(&text, &[]).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(buffer_arg(&m, "a").0, Type::uint(16));
+    assert_eq!(buffer_arg(&m, "o").0, Type::uint(32));
     // A typed load and a store that disagree.
     let text = format!("{HEADER}o[0] = (uint8)1\no[1] = (int8x2)o[ramp(0, 1, 2)]\n}}\n");
     let d = parse(&text, &[]).expect_err("o is uint8");
     assert!(d.message.contains("`o` holds uint8, not int8"), "{d}");
 }
+

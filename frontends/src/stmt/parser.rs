@@ -11,8 +11,13 @@
 //!    type code and bits of a bounds query's `_halide_buffer_init(NAME.buffer,
 //!    ...)`, and `allocate NAME[TYPE ...]` lines;
 //! 2. [`ParseOptions::buffer_types`] (`misaal compile --buffer-type`);
-//! 3. the Stmt's use of the buffer: the value stored to it, or a load printed
-//!    with its type, `(uint8x64)NAME[...]`.
+//! 3. the Stmt's use of the buffer: the value stored to it, a load printed
+//!    with its type, `(uint8x64)NAME[...]`, or a load whose type its context
+//!    fixes: an operand of a binary operator, `min`, `max` or `select` whose
+//!    other operand is typed, an argument of an intrinsic printed with its
+//!    type whose rule gives the argument's type from the result's
+//!    (`(uint16x64)widening_add(NAME[...], ...)` makes NAME uint8), the
+//!    operand of a typed `vector_reduce_*`, a value stored to a typed buffer.
 //!
 //! A Stmt printed with `no_asserts` has no `.type` checks, and with
 //! `no_bounds_query` no `_halide_buffer_init` either, so an input buffer is
@@ -97,6 +102,7 @@ pub fn parse_with(file: &str, toks: Vec<Token>, opts: &ParseOptions) -> PResult<
         discovery,
         placeholders: 0,
         tainted: HashSet::new(),
+        aliases: HashMap::new(),
         missing,
         used: HashSet::new(),
         scope: Scope::default(),
@@ -354,6 +360,8 @@ struct Parser<'a> {
     placeholders: u32,
     /// `let` names whose value a placeholder reached.
     tainted: HashSet<String>,
+    /// `let` names whose value is a placeholder, with its buffer.
+    aliases: HashMap<String, String>,
     /// Buffers without a type and where each is first used: found by a
     /// discovery pass, named by the strict pass's error.
     missing: Vec<(String, Span)>,
@@ -805,7 +813,10 @@ impl Parser<'_> {
         }
         self.used.insert(name.clone());
         let elem = match self.buffer_type_opt(&name) {
-            Some(t) => t,
+            Some(t) => {
+                self.resolve(&mut value, t);
+                t
+            }
             None => {
                 // The stored value types the buffer (a bare literal is int32:
                 // Halide prints any other literal with its type), unless a
@@ -823,7 +834,7 @@ impl Parser<'_> {
         if value.ty.lanes != lanes {
             return Err(self.err(vspan, format!("lane mismatch: index has {lanes} lanes, value has {}", value.ty.lanes)));
         }
-        if !value.ty.element().matches(elem) {
+        if !value.ty.element().matches(elem) && !self.tolerated(&[&value]) {
             return Err(self.err(vspan, format!("type mismatch: storing {} to `{name}` of {elem}", value.ty)));
         }
         Ok(Stmt::Store { name, index, value, predicate, alignment })
@@ -849,6 +860,181 @@ impl Parser<'_> {
         }
         self.expect(Tok::RBracket, "`]`")?;
         Ok((index, alignment))
+    }
+
+    /// The buffer a discovery pass's placeholder `e` loads from, if it is one:
+    /// an int32 load of a buffer that had no type when it was read (it may
+    /// have learned one since).
+    fn placeholder_of(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Load { name, .. } if self.discovery && e.ty.element() == Type::I32 && self.missing.iter().any(|(n, _)| n == name) => {
+                Some(name.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a placeholder, or a `let` name whose value a placeholder
+    /// reached, is in `e`: its type may be a placeholder's.
+    fn reaches_placeholder(&self, e: &Expr) -> bool {
+        if !self.discovery || self.placeholders == 0 {
+            return false;
+        }
+        let mut found = false;
+        e.visit(&mut |x| {
+            found |= match &x.kind {
+                ExprKind::Var(n) => self.tainted.contains(n),
+                ExprKind::Load { .. } => self.placeholder_of(x).is_some(),
+                _ => false,
+            }
+        });
+        found
+    }
+
+    /// Whether a type error among `exprs` is let pass: in a discovery pass,
+    /// when a placeholder reaches one of them (its type is a guess).
+    fn tolerated(&self, exprs: &[&Expr]) -> bool {
+        exprs.iter().any(|e| self.reaches_placeholder(e))
+    }
+
+    /// Gives placeholder `e` (if it is one) the element type `elem`, which its
+    /// context fixes, and learns it for its buffer. (It still counts as a
+    /// placeholder: what it reached learns nothing in this pass, and the
+    /// next pass types it from the start.) A context that contradicts what
+    /// was learned changes nothing; the strict pass reports it.
+    fn resolve(&mut self, e: &mut Expr, elem: Type) {
+        let elem = elem.element();
+        if elem.is_handle() || !elem.is_valid() {
+            return;
+        }
+        if let Some(name) = self.placeholder_of(e) {
+            match self.learned.get(&name) {
+                Some(&t) if t != elem => return,
+                Some(_) => {}
+                None => {
+                    self.learned.insert(name, elem);
+                }
+            }
+            e.ty = elem.with_lanes(e.ty.lanes);
+            return;
+        }
+        // Into what has the same element type as `e`: the operands of
+        // arithmetic, `min`, `max`, the arms of `select`, a `let`'s body, a
+        // broadcast's value, and the arguments of intrinsics whose rules tie
+        // them to the result. Types above a placeholder were computed from
+        // it, so this pass learns but does not retype them; the next pass
+        // types them from the start.
+        match &mut e.kind {
+            ExprKind::Var(n) => {
+                if let Some(buf) = self.aliases.get(n.as_str())
+                    && !self.learned.contains_key(buf)
+                {
+                    self.learned.insert(buf.clone(), elem);
+                }
+            }
+            ExprKind::Binary(op, a, b) if !op.is_comparison() && !op.is_logical() => {
+                self.resolve(a, elem);
+                self.resolve(b, elem);
+            }
+            ExprKind::Select(_, a, b) => {
+                self.resolve(a, elem);
+                self.resolve(b, elem);
+            }
+            ExprKind::Let { body, .. } => self.resolve(body, elem),
+            ExprKind::Broadcast { value, .. } => self.resolve(value, elem),
+            ExprKind::Call { callee: Callee::Intrinsic(op), args } => {
+                let lanes = e.ty.lanes;
+                self.resolve_intrinsic_args(*op, args, elem.with_lanes(lanes));
+            }
+            _ => {}
+        }
+    }
+
+    /// Two operands that must have one type: a placeholder takes the other's.
+    fn resolve_pair(&mut self, a: &mut Expr, b: &mut Expr) {
+        if !self.discovery || (!self.reaches_placeholder(a) && !self.reaches_placeholder(b)) {
+            return;
+        }
+        let typed = |p: &Self, e: &Expr| !infer::is_bare_literal(e) && !p.reaches_placeholder(e);
+        if typed(self, b) {
+            self.resolve(a, b.ty);
+        } else if typed(self, a) {
+            self.resolve(b, a.ty);
+        }
+    }
+
+    /// Placeholders among the arguments of call `name` whose type the call
+    /// fixes: from a typed other argument of the same type, or from the
+    /// printed result type `annot` by the intrinsic's rule.
+    fn resolve_call_args(&mut self, name: &str, args: &mut [Expr], annot: Option<Type>) {
+        use Intrinsic::*;
+        if !self.discovery || !args.iter().any(|a| self.reaches_placeholder(a)) {
+            return;
+        }
+        // Arguments i and i + 1 have one type.
+        let pair = |p: &mut Self, args: &mut [Expr], i: usize| {
+            if let Some([a, b]) = args.get_mut(i..i + 2) {
+                p.resolve_pair(a, b);
+            }
+        };
+        match name {
+            "min" | "max" if args.len() == 2 => return pair(self, args, 0),
+            "select" if args.len() == 3 => return pair(self, args, 1),
+            _ => {}
+        }
+        if ReduceOp::from_name(name).is_some() {
+            if let (Some(t), [v]) = (annot, &mut *args) {
+                self.resolve(v, t);
+            }
+            return;
+        }
+        let Some(op) = Intrinsic::from_name(name) else { return };
+        // Arguments of one type with each other.
+        match op {
+            WideningAdd | WideningSub | SaturatingAdd | SaturatingSub | HalvingAdd | HalvingSub | RoundingHalvingAdd
+            | SortedAvg | DivRoundToZero | ModRoundToZero | BitwiseAnd | BitwiseOr | BitwiseXor | MulShiftRight
+            | RoundingMulShiftRight | Absd | Lerp
+                if args.len() >= 2 =>
+            {
+                pair(self, args, 0)
+            }
+            IfThenElse if args.len() == 3 => pair(self, args, 1),
+            _ => {}
+        }
+        if let Some(t) = annot {
+            self.resolve_intrinsic_args(op, args, t);
+        }
+    }
+
+    /// Placeholders among the arguments of intrinsic `op` whose result is of
+    /// type `t`, where `op`'s rule fixes an argument's type from the result's.
+    fn resolve_intrinsic_args(&mut self, op: Intrinsic, args: &mut [Expr], t: Type) {
+        use Intrinsic::*;
+        let (same, half): (&[usize], &[usize]) = match op {
+            SaturatingAdd | SaturatingSub | HalvingAdd | HalvingSub | RoundingHalvingAdd | SortedAvg | DivRoundToZero
+            | ModRoundToZero | BitwiseAnd | BitwiseOr | BitwiseXor | MulShiftRight | RoundingMulShiftRight => (&[0, 1], &[]),
+            BitwiseNot | CountLeadingZeros | CountTrailingZeros | Popcount | ShiftLeft | ShiftRight | RoundingShiftLeft
+            | RoundingShiftRight | Likely | LikelyIfInnermost | PromiseClamped | UnsafePromiseClamped => (&[0], &[]),
+            WideningAdd | WideningShiftLeft | WideningShiftRight => (&[], &[0, 1]),
+            WideningMul if t.is_uint() => (&[], &[0, 1]),
+            _ => (&[], &[]),
+        };
+        for &i in same {
+            if let Some(a) = args.get_mut(i) {
+                self.resolve(a, t);
+            }
+        }
+        for &i in half {
+            // widening_shift_*'s shift is only as wide as its value.
+            if op != WideningAdd && op != WideningMul && i == 1 {
+                continue;
+            }
+            if let Some(a) = args.get_mut(i)
+                && t.bits >= 16
+            {
+                self.resolve(a, t.with_bits(t.bits / 2));
+            }
+        }
     }
 
     /// A discovery pass's stand-in for a load of buffer `name`, which has no
@@ -985,8 +1171,19 @@ impl Parser<'_> {
             if self.chain > MAX_CHAIN {
                 return Err(self.err(span, format!("more than {MAX_CHAIN} binary operators in one expression; split it with a `let`")));
             }
-            let rhs = self.binary(prec + 1)?;
-            lhs = self.make_binary(op, lhs, rhs, span)?;
+            let mut rhs = self.binary(prec + 1)?;
+            self.resolve_pair(&mut lhs, &mut rhs);
+            let guess = self.tolerated(&[&lhs, &rhs]).then(|| (lhs.clone(), rhs.clone()));
+            lhs = match (self.make_binary(op, lhs, rhs, span), guess) {
+                (Ok(e), _) => e,
+                // A discovery pass goes on past a type its placeholders broke.
+                (Err(_), Some((a, b))) => {
+                    let ty = if self.reaches_placeholder(&a) { b.ty } else { a.ty };
+                    let ty = if op.is_comparison() || op.is_logical() { Type::bool().with_lanes(ty.lanes) } else { ty };
+                    Expr::new(ty, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+                }
+                (Err(d), None) => return Err(d),
+            };
         }
         Ok(lhs)
     }
@@ -1136,7 +1333,19 @@ impl Parser<'_> {
             return self.check_annot(Expr::new(ty, ExprKind::Broadcast { value: Box::new(e), lanes }), annot);
         }
         let args = self.args()?;
-        let e = self.call(&name, span, args, annot.map(|(t, _)| t))?;
+        let mut args = args;
+        self.resolve_call_args(&name, &mut args, annot.map(|(t, _)| t));
+        let guess = self.tolerated(&args.iter().collect::<Vec<_>>()).then(|| args.clone());
+        let e = match (self.call(&name, span, args, annot.map(|(t, _)| t)), guess) {
+            (Ok(e), _) => e,
+            // A discovery pass goes on past a type its placeholders broke.
+            (Err(_), Some(args)) => {
+                let lanes = args.iter().map(|a| a.ty.lanes).max().unwrap_or(1);
+                let ty = annot.map_or(Type::I32.with_lanes(lanes), |(t, _)| t);
+                return Ok(Expr::new(ty, ExprKind::Call { callee: Callee::Extern(name), args }));
+            }
+            (Err(d), None) => return Err(d),
+        };
         self.check_annot(e, annot)
     }
 
@@ -1174,6 +1383,10 @@ impl Parser<'_> {
         if self.placeholders > before {
             self.tainted.insert(name.to_string());
         }
+        match self.placeholder_of(&value) {
+            Some(buf) => self.aliases.insert(name.to_string(), buf),
+            None => self.aliases.remove(name),
+        };
         Ok(value)
     }
 
