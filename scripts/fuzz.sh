@@ -5,6 +5,7 @@
 # project's own files of that format (copied to fuzz/seeds/TARGET).
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [extra libFuzzer flags...]
+#   scripts/fuzz.sh TARGET min     # minimise fuzz/corpus/TARGET (not while it runs)
 #   TARGET: sema | stmt | egg | baseline | manifest
 #
 # Needs scripts/fuzz-setup.sh once. The log goes to fuzz/logs/TARGET-*.log,
@@ -46,6 +47,25 @@ main() {
     done
     # Earlier crashes seed too: their neighbourhood is where bugs were.
     [ -d "fuzz/regressions/$target" ] && cp fuzz/regressions/"$target"/* "$seed_dir/" 2>/dev/null || true
+
+    if [ "$secs" = min ]; then
+        # Keeps of the grown corpus only the inputs that add coverage beyond
+        # the seeds (which every run loads anyway): libFuzzer's merge into a
+        # folder that already holds the seeds, which are then taken out.
+        nice -n 19 cargo +nightly fuzz build -a -s none "$target"
+        local bin="$ROOT/fuzz/target/x86_64-unknown-linux-gnu/release/$target"
+        local tmp="$ROOT/fuzz/seeds/$target.min"
+        rm -rf "$tmp"
+        mkdir -p "$tmp"
+        cp "$seed_dir"/* "$tmp"/
+        nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" "$tmp" "$corpus" \
+            >"$ROOT/fuzz/logs/$target-min-$(date -u +%Y%m%dT%H%M%SZ).log" 2>&1
+        for f in "$seed_dir"/*; do rm -f "$tmp/$(basename "$f")"; done
+        rm -rf "$corpus"
+        mv "$tmp" "$corpus"
+        echo "fuzz.sh: $target corpus minimised to $(ls "$corpus" | wc -l) files, $(du -sh "$corpus" | cut -f1)"
+        return 0
+    fi
 
     log="$ROOT/fuzz/logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log"
     echo "fuzz.sh: $target for ${secs}s, log $log"
