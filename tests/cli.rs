@@ -79,34 +79,6 @@ fn check_rejects_zero_cases() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The AVX-VNNI (VEX) dot products are `silicon` on a CPU with AVX-VNNI,
-/// and otherwise `proven-twin`: Z3 proves each equal to its AVX512-VNNI
-/// form, which this run checked on silicon.
-#[test]
-fn avx_vnni_forms_are_silicon_or_proven_twins() {
-    if !std::arch::is_x86_feature_detected!("avx512vnni") || !std::arch::is_x86_feature_detected!("avx512vl") {
-        eprintln!("skipped: this CPU lacks avx512vnni/avx512vl, so the twins cannot be checked on silicon");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("misaal-cli-twin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let status = dir.join("STATUS.tsv");
-    let (ok, out, err) = misaal(&["isa", "check", "--family", "dot", "--filter", "_dp", "--cases", "200", "--status", status.to_str().unwrap(), "--out", dir.join("r.csv").to_str().unwrap()]);
-    assert!(ok, "{out}{err}");
-    let table = std::fs::read_to_string(&status).unwrap();
-    let avx: Vec<&str> = table.lines().filter(|l| l.contains("_avx_")).collect();
-    assert_eq!(avx.len(), 8, "{table}");
-    let want = if std::arch::is_x86_feature_detected!("avxvnni") { "\tsilicon\t" } else { "\tproven-twin\t" };
-    for l in &avx {
-        assert!(l.contains(want), "expected {want:?}: {l}");
-        if want.contains("twin") {
-            let name = l.split('\t').next().unwrap();
-            assert!(l.ends_with(&format!("= {} (Z3)", name.replace("_avx_", "_"))), "{l}");
-        }
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
 /// Classes (and everything after them) read only specs that met their
 /// oracle: a spec folder never checked is refused, and a checked one is used.
 #[test]
