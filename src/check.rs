@@ -92,7 +92,13 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
                     cases,
                     seconds,
                 };
-                Outcome { family: i.family.clone(), row, detail, status, evidence: if status == SpecStatus::Silicon { cpu.clone() } else { String::new() } }
+                // Silicon names the CPU; otherwise the evidence is why not.
+                let evidence = match (&status, &detail) {
+                    (SpecStatus::Silicon, _) => cpu.clone(),
+                    (_, Some(d)) => format!("{}: {}", cpu, d.split_once(": ").map(|(_, why)| why).unwrap_or(d).lines().next().unwrap_or_default()),
+                    _ => cpu.clone(),
+                };
+                Outcome { family: i.family.clone(), row, detail, status, evidence }
             })
             .collect()
     });
