@@ -1,0 +1,845 @@
+//! Stage 4, emission: a [`Selection`] lowered to native vector C.
+//!
+//! Compiled as a child of the C backend (`c::isel_emit`, declared there with
+//! `#[path]`), so that it drives the backend's own [`Emitter`] and reuses its
+//! naive lowering for everything it does not lower itself. Opt-in: only
+//! [`crate::c::emit_with`] with `isel` set runs it; `c::emit` never does.
+//!
+//! For every vector `let` and store the encoder made a root of (met in the
+//! same Stmt order), the root's extracted DAG is lowered children first:
+//! - x86 nodes are intrinsic calls by name on `__m128i`/`__m256i` values
+//!   (the spec's operand widths); an `immN` operand is the constant itself,
+//!   a vector operand that is a constant is `_mm{,256}_set1_epi*`;
+//! - leaves are the Stmt expressions they name: a dense load (a ramp of
+//!   stride 1, no predicate, 128 or 256 bits) is one unaligned vector load,
+//!   anything else is lowered naively into its lane array and loaded;
+//! - Halide nodes (naive fallbacks) are rebuilt as Stmt expressions over
+//!   placeholder variables bound to their operands' lane arrays, lowered by
+//!   the naive lowering, and counted;
+//! - a dense, unpredicated store of a register is one unaligned vector store.
+//!
+//! A root this cannot lower (a scalar result, a bool or mask operand, a
+//! register wider than 256 bits) is lowered wholly naively and counted with
+//! the reason; nothing here fails the compile because a rule is missing.
+
+use super::{CompileError, Emitter, R, ctype};
+use crate::isel::encode::Op;
+use crate::isel::rules::RuleBook;
+use crate::isel::{Options, Selection, Target};
+use misaal_frontends::stmt::ast::*;
+use misaal_frontends::stmt::types::{Type, TypeCode};
+use misaal_isa::ast::Ty;
+use std::collections::{BTreeMap, HashMap};
+
+/// What emission with instruction selection did, summed over a module.
+#[derive(Clone, Debug, Default)]
+pub struct IselReport {
+    /// Roots (vector `let`s and stores) lowered from their selected DAG.
+    pub vector_roots: usize,
+    /// Roots lowered wholly naively: `label: reason`.
+    pub naive_roots: Vec<String>,
+    /// Halide nodes of selected DAGs lowered naively (each time emitted).
+    pub naive_nodes: usize,
+    /// Naive Halide ops in the extracted DAGs, as selection counted them.
+    pub selected_fallbacks: usize,
+    /// Intrinsic calls emitted, by name (set1, loads and stores included).
+    pub intrinsics: BTreeMap<String, usize>,
+    /// Selection's own account, per function.
+    pub explain: String,
+}
+
+impl IselReport {
+    /// Expressions left to the naive lowering: naive nodes plus naive roots.
+    pub fn fallback_exprs(&self) -> usize {
+        self.naive_nodes + self.naive_roots.len()
+    }
+
+    /// One line per fact, each starting with `isel:` (for a C comment or a log).
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "isel: {} vector root(s), {} naive root(s), {} naive op(s) emitted, {} naive op(s) selected; fallback_exprs {}\n",
+            self.vector_roots,
+            self.naive_roots.len(),
+            self.naive_nodes,
+            self.selected_fallbacks,
+            self.fallback_exprs()
+        );
+        for r in &self.naive_roots {
+            s.push_str(&format!("isel: naive root {r}\n"));
+        }
+        let calls: Vec<String> = self
+            .intrinsics
+            .iter()
+            .map(|(k, v)| format!("{k} x{v}"))
+            .collect();
+        s.push_str(&format!("isel: intrinsics {}\n", calls.join(", ")));
+        s
+    }
+}
+
+/// Selection state for one module's emission.
+pub(super) struct State {
+    target: Target,
+    book: RuleBook,
+    opts: Options,
+    sel: Option<Selection>,
+    cursor: usize,
+    /// A vector `let` lowered here: its lane array's C name -> (its node,
+    /// the register holding it).
+    lets: HashMap<String, (usize, Option<(String, u32)>)>,
+    /// Node -> names of the `let`s bound to it.
+    let_names: HashMap<usize, Vec<String>>,
+    pub report: IselReport,
+}
+
+impl State {
+    pub fn new(opts: &Options) -> R<State> {
+        let target = Target::x86().map_err(CompileError::new)?;
+        let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
+        Ok(State {
+            target,
+            book,
+            opts: opts.clone(),
+            sel: None,
+            cursor: 0,
+            lets: HashMap::new(),
+            let_names: HashMap::new(),
+            report: IselReport::default(),
+        })
+    }
+
+    /// Selects instructions for one function, before it is emitted.
+    pub fn begin(&mut self, f: &Func) -> R<()> {
+        let t = std::time::Instant::now();
+        let mut enc = crate::isel::encode::Encoder::new();
+        enc.stmt(&f.body);
+        let sel = crate::isel::select_encoded(&self.target, &self.book, enc, t, &self.opts)
+            .map_err(CompileError::new)?;
+        self.report.selected_fallbacks += sel.fallback_count();
+        self.report
+            .explain
+            .push_str(&format!("function {}:\n{}", f.name, sel.explain()));
+        self.sel = Some(sel);
+        self.cursor = 0;
+        self.lets.clear();
+        self.let_names.clear();
+        Ok(())
+    }
+}
+
+/// A lowered DAG value.
+#[derive(Clone, Debug)]
+enum Val {
+    /// A `__m128i`/`__m256i` variable.
+    Reg(String, u32),
+    /// A C array of lanes.
+    Arr(String, Type),
+    /// An integer constant, modulo 2^bits.
+    Const(i64, i64),
+    /// A scalar C expression.
+    Scalar(String),
+}
+
+/// Where a store's value went.
+pub(super) enum StoreHook {
+    /// Not taken over: lower naively.
+    Naive,
+    /// Stored already (one vector store).
+    Done,
+    /// The value's lane array, for the backend's store loop.
+    Array(String),
+}
+
+fn is_integer(t: Type) -> bool {
+    matches!(t.code, TypeCode::Int | TypeCode::UInt | TypeCode::Bool)
+}
+
+/// Whether the encoder made a root of a `let` or store of `value`.
+fn is_root(value: &Expr) -> bool {
+    is_integer(value.ty) && crate::isel::encode::has_vector(value)
+}
+
+/// The type `<S, E, N>` stands for (E = 1 is bool).
+fn sen(s: i64, e: i64, n: i64) -> Type {
+    let t = if e == 1 {
+        Type::bool()
+    } else if s != 0 {
+        Type::int(e as u8)
+    } else {
+        Type::uint(e as u8)
+    };
+    t.with_lanes(n as u32)
+}
+
+fn reg_type(bits: u32) -> R<&'static str> {
+    match bits {
+        128 => Ok("__m128i"),
+        256 => Ok("__m256i"),
+        b => Err(CompileError::unsupported(format!(
+            "a {b}-bit register (AVX2 has 128 and 256)"
+        ))),
+    }
+}
+
+fn prefix(bits: u32) -> &'static str {
+    if bits == 128 { "_mm" } else { "_mm256" }
+}
+
+/// The literal of constant `value` (modulo 2^bits) as an expression of scalar type `t`.
+fn literal(t: Type, bits: i64, value: i64) -> Expr {
+    let sh = 64 - bits.clamp(1, 64) as u32;
+    let kind = if t.is_int() {
+        ExprKind::Int(((value as u64) << sh) as i64 >> sh)
+    } else {
+        ExprKind::UInt(((value as u64) << sh) >> sh)
+    };
+    Expr::new(t.element(), kind)
+}
+
+/// A dense load: (buffer, base) of `name[ramp(base, 1, n)]`, unpredicated.
+fn dense_load(e: &Expr) -> Option<(&str, &Expr)> {
+    let ExprKind::Load {
+        name,
+        index,
+        predicate: None,
+        ..
+    } = &e.kind
+    else {
+        return None;
+    };
+    let ExprKind::Ramp { base, stride, .. } = &index.kind else {
+        return None;
+    };
+    let one = matches!(stride.kind, ExprKind::Int(1) | ExprKind::UInt(1));
+    (one && base.ty.lanes == 1 && e.ty.is_int_or_uint()).then_some((name.as_str(), base))
+}
+
+impl Emitter<'_> {
+    fn isel(&mut self) -> &mut State {
+        self.g.isel.as_mut().expect("isel is on")
+    }
+
+    fn count(&mut self, name: &str) {
+        *self
+            .isel()
+            .report
+            .intrinsics
+            .entry(name.to_string())
+            .or_default() += 1;
+    }
+
+    /// Takes the next root (`label` as the encoder names it) if isel is on:
+    /// its node, or None when isel is off or the Stmt walk lost step.
+    fn next_root(&mut self, label: &str) -> Option<usize> {
+        let st = self.g.isel.as_mut()?;
+        let sel = st.sel.as_ref()?;
+        let r = sel.roots.get(st.cursor)?;
+        if r.label != label {
+            st.report.naive_roots.push(format!("{label}: out of step with selection (next root `{}`); isel off for the rest of the function", r.label));
+            st.sel = None;
+            return None;
+        }
+        st.cursor += 1;
+        Some(r.node)
+    }
+
+    /// Runs `f` on a root; on an error its output is dropped and the root
+    /// is counted as naive.
+    fn try_root<T>(&mut self, label: &str, f: impl FnOnce(&mut Self) -> R<T>) -> Option<T> {
+        let scope = self.scope.len();
+        let (calls, naive) = (
+            self.isel().report.intrinsics.clone(),
+            self.isel().report.naive_nodes,
+        );
+        match self.capture(f) {
+            Ok((text, v)) => {
+                self.out.push_str(&text);
+                self.isel().report.vector_roots += 1;
+                Some(v)
+            }
+            Err(e) => {
+                self.scope.truncate(scope);
+                let rep = &mut self.isel().report;
+                (rep.intrinsics, rep.naive_nodes) = (calls, naive);
+                rep.naive_roots.push(format!("{label}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// A Stmt `let`: Ok(true) if it was bound here (as its lane array, and
+    /// its register when it has one).
+    pub(super) fn isel_let(&mut self, name: &str, value: &Expr) -> R<bool> {
+        if self.g.isel.is_none() || !is_root(value) {
+            return Ok(false);
+        }
+        let label = format!("let {name}");
+        let Some(node) = self.next_root(&label) else {
+            return Ok(false);
+        };
+        if value.ty.lanes == 1 {
+            self.isel()
+                .report
+                .naive_roots
+                .push(format!("{label}: a scalar result"));
+            return Ok(false);
+        }
+        let ty = value.ty;
+        let Some((arr, reg)) = self.try_root(&label, |s| {
+            let mut memo = HashMap::new();
+            let v = s.node_val(node, &mut memo)?;
+            let reg = match &v {
+                Val::Reg(r, b) => Some((r.clone(), *b)),
+                _ => None,
+            };
+            Ok((s.as_lane_array(v, ty)?, reg))
+        }) else {
+            return Ok(false);
+        };
+        self.bind(name.to_string(), arr.clone(), ty);
+        let st = self.isel();
+        st.lets.insert(arr, (node, reg));
+        st.let_names.entry(node).or_default().push(name.to_string());
+        Ok(true)
+    }
+
+    /// A Stmt store (before the backend lowers it).
+    pub(super) fn isel_store(
+        &mut self,
+        name: &str,
+        index: &Expr,
+        value: &Expr,
+        predicate: Option<&Expr>,
+    ) -> R<StoreHook> {
+        if self.g.isel.is_none() || !is_root(value) {
+            return Ok(StoreHook::Naive);
+        }
+        let label = format!("store {name}[{index}]");
+        let Some(node) = self.next_root(&label) else {
+            return Ok(StoreHook::Naive);
+        };
+        if value.ty.lanes == 1 {
+            self.isel()
+                .report
+                .naive_roots
+                .push(format!("{label}: a scalar result"));
+            return Ok(StoreHook::Naive);
+        }
+        let ty = value.ty;
+        let p = self.host(name)?;
+        let r = self.try_root(&label, |s| {
+            let mut memo = HashMap::new();
+            let v = s.node_val(node, &mut memo)?;
+            let dense = match &index.kind {
+                ExprKind::Ramp { base, stride, .. }
+                    if base.ty.lanes == 1
+                        && matches!(stride.kind, ExprKind::Int(1) | ExprKind::UInt(1)) =>
+                {
+                    Some(base)
+                }
+                _ => None,
+            };
+            if let (Val::Reg(r, bits), Some(base), None) = (&v, dense, predicate)
+                && ty.is_int_or_uint()
+                && ty.total_bits() == *bits as u64
+            {
+                let b = s.hoist(base)?;
+                let f = format!("{}_storeu_si{bits}", prefix(*bits));
+                s.line(&format!(
+                    "{f}(({} *)(({} *){p} + (int64_t)({b})), {r});",
+                    reg_type(*bits)?,
+                    ctype(ty.element())?
+                ));
+                s.count(&f);
+                return Ok(StoreHook::Done);
+            }
+            Ok(StoreHook::Array(s.as_lane_array(v, ty)?))
+        });
+        Ok(r.unwrap_or(StoreHook::Naive))
+    }
+
+    /// Lowers node `n` of the selection's DAG (each node once per root).
+    fn node_val(&mut self, n: usize, memo: &mut HashMap<usize, Val>) -> R<Val> {
+        if let Some(v) = memo.get(&n) {
+            return Ok(v.clone());
+        }
+        let v = self.node_val_uncached(n, memo)?;
+        memo.insert(n, v.clone());
+        Ok(v)
+    }
+
+    fn dag_node(&mut self, n: usize) -> R<crate::isel::encode::Node> {
+        let sel = self
+            .isel()
+            .sel
+            .as_ref()
+            .ok_or_else(|| CompileError::new("internal: no selection"))?;
+        sel.dag
+            .get(n)
+            .cloned()
+            .ok_or_else(|| CompileError::new(format!("internal: no DAG node {n}")))
+    }
+
+    fn leaf_expr(&mut self, text: &str) -> R<Expr> {
+        let sel = self
+            .isel()
+            .sel
+            .as_ref()
+            .ok_or_else(|| CompileError::new("internal: no selection"))?;
+        sel.leaves.get(text).cloned().ok_or_else(|| {
+            CompileError::new(format!("internal: no Stmt expression for leaf `{text}`"))
+        })
+    }
+
+    /// A `let` in scope bound to node `n` by [`Self::isel_let`]: its value.
+    fn let_val(&mut self, n: usize) -> Option<Val> {
+        let names = self.isel().let_names.get(&n)?.clone();
+        for name in names {
+            let Ok(b) = self.lookup(&name) else { continue };
+            let (cname, ty) = (b.cname.clone(), b.ty);
+            if let Some((node, reg)) = self.isel().lets.get(&cname).cloned()
+                && node == n
+            {
+                return Some(match reg {
+                    Some((r, bits)) => Val::Reg(r, bits),
+                    None => Val::Arr(cname, ty),
+                });
+            }
+        }
+        None
+    }
+
+    fn node_val_uncached(&mut self, n: usize, memo: &mut HashMap<usize, Val>) -> R<Val> {
+        if let Some(v) = self.let_val(n) {
+            return Ok(v);
+        }
+        let node = self.dag_node(n)?;
+        match &node.op {
+            Op::Const { bits, value } => Ok(Val::Const(*bits, *value)),
+            Op::Leaf { text, .. } => {
+                let e = self.leaf_expr(text)?;
+                self.leaf_val(&e)
+            }
+            Op::X86 { name } => self.x86_call(name, &node.kids, memo),
+            Op::Halide { name, generics } => {
+                self.isel().report.naive_nodes += 1;
+                self.halide_node(name, generics, &node.kids, memo)
+            }
+        }
+    }
+
+    fn leaf_val(&mut self, e: &Expr) -> R<Val> {
+        if let ExprKind::Var(v) = &e.kind
+            && let Ok(cname) = self.lookup(v).map(|b| b.cname.clone())
+            && let Some((_, Some((r, bits)))) = self.isel().lets.get(&cname).cloned()
+        {
+            return Ok(Val::Reg(r, bits));
+        }
+        if e.ty.lanes == 1 {
+            return Ok(Val::Scalar(self.hoist(e)?));
+        }
+        let bits = e.ty.total_bits() as u32;
+        if let Some((buf, base)) = dense_load(e)
+            && matches!(bits, 128 | 256)
+        {
+            let p = self.host(buf)?;
+            let b = self.hoist(base)?;
+            let (rt, f) = (reg_type(bits)?, format!("{}_loadu_si{bits}", prefix(bits)));
+            let r = self.fresh("r");
+            self.line(&format!(
+                "{rt} {r} = {f}((const {rt} *)((const {} *){p} + (int64_t)({b})));",
+                ctype(e.ty.element())?
+            ));
+            self.count(&f);
+            return Ok(Val::Reg(r, bits));
+        }
+        Ok(Val::Arr(self.lower_vector_expr(e)?, e.ty))
+    }
+
+    /// `v` in a `bits`-wide register.
+    fn in_reg(&mut self, v: Val, bits: u32) -> R<String> {
+        let rt = reg_type(bits)?;
+        match v {
+            Val::Reg(r, b) if b == bits => Ok(r),
+            Val::Reg(_, b) => Err(CompileError::new(format!(
+                "a {b}-bit register where {bits} bits are expected"
+            ))),
+            Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => {
+                let f = format!("{}_loadu_si{bits}", prefix(bits));
+                let r = self.fresh("r");
+                self.line(&format!("{rt} {r} = {f}((const {rt} *){a});"));
+                self.count(&f);
+                Ok(r)
+            }
+            Val::Arr(_, t) => Err(CompileError::unsupported(format!(
+                "a {t} value in a {bits}-bit register"
+            ))),
+            Val::Const(cb, value) => {
+                let (suffix, ct) = match cb {
+                    8 => ("epi8", "char"),
+                    16 => ("epi16", "short"),
+                    32 => ("epi32", "int"),
+                    64 => ("epi64x", "long long"),
+                    _ => {
+                        return Err(CompileError::unsupported(format!(
+                            "a {cb}-bit constant in a register"
+                        )));
+                    }
+                };
+                let f = format!("{}_set1_{suffix}", prefix(bits));
+                let r = self.fresh("r");
+                self.line(&format!("{rt} {r} = {f}(({ct}){value}LL);"));
+                self.count(&f);
+                Ok(r)
+            }
+            Val::Scalar(_) => Err(CompileError::unsupported(
+                "a scalar operand of a vector instruction",
+            )),
+        }
+    }
+
+    /// `v` as a lane array of type `t` (a vector).
+    fn as_lane_array(&mut self, v: Val, t: Type) -> R<String> {
+        let ct = ctype(t.element())?;
+        let n = t.lanes;
+        match v {
+            Val::Arr(a, at) if ctype(at.element())? == ct && at.lanes == n => Ok(a),
+            Val::Arr(a, at)
+                if at.total_bits() == t.total_bits() && !at.is_bool() && !t.is_bool() =>
+            {
+                let out = self.fresh("v");
+                self.line(&format!(
+                    "{ct} {out}[{n}]; memcpy({out}, {a}, sizeof {out});"
+                ));
+                Ok(out)
+            }
+            Val::Reg(r, bits) if t.total_bits() == bits as u64 && !t.is_bool() => {
+                let out = self.fresh("v");
+                let f = format!("{}_storeu_si{bits}", prefix(bits));
+                self.line(&format!(
+                    "{ct} {out}[{n}]; {f}(({} *){out}, {r});",
+                    reg_type(bits)?
+                ));
+                self.count(&f);
+                Ok(out)
+            }
+            Val::Const(bits, value) => {
+                let e = Expr::new(
+                    t,
+                    ExprKind::Broadcast {
+                        value: Box::new(literal(t, bits, value)),
+                        lanes: n,
+                    },
+                );
+                self.lower_vector_expr(&e)
+            }
+            v => Err(CompileError::unsupported(format!("{v:?} as {t}"))),
+        }
+    }
+
+    /// An x86 node: its intrinsic called by name.
+    fn x86_call(&mut self, name: &str, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        let (instr, _) = self
+            .isel()
+            .target
+            .x86
+            .get(name)
+            .ok_or_else(|| CompileError::new(format!("no spec for `{name}`")))?;
+        let (params, ret): (Vec<Ty>, Ty) = (instr.params.iter().map(|p| p.ty).collect(), instr.ret);
+        if params.len() != kids.len() {
+            return Err(CompileError::new(format!(
+                "`{name}` takes {} operands, the DAG gives {}",
+                params.len(),
+                kids.len()
+            )));
+        }
+        let mut args = Vec::new();
+        for (ty, &k) in params.iter().zip(kids) {
+            let v = self.node_val(k, memo)?;
+            args.push(match ty {
+                Ty::Bv(w) => self.in_reg(v, *w)?,
+                Ty::Imm(_) => match v {
+                    Val::Const(_, value) => format!("{value}"),
+                    _ => {
+                        return Err(CompileError::unsupported(format!(
+                            "a non-constant immediate of `{name}`"
+                        )));
+                    }
+                },
+                Ty::Mask(w) => {
+                    return Err(CompileError::unsupported(format!(
+                        "a mask{w} operand of `{name}` (no AVX-512 here)"
+                    )));
+                }
+            });
+        }
+        let Ty::Bv(bits) = ret else {
+            return Err(CompileError::unsupported(format!("`{name}` returns {ret}")));
+        };
+        let rt = reg_type(bits)?;
+        let r = self.fresh("r");
+        self.line(&format!("{rt} {r} = {name}({});", args.join(", ")));
+        self.count(name);
+        Ok(Val::Reg(r, bits))
+    }
+
+    /// A Halide node: rebuilt as a Stmt expression over its operands and
+    /// lowered naively.
+    fn halide_node(
+        &mut self,
+        name: &str,
+        g: &[i64],
+        kids: &[usize],
+        memo: &mut HashMap<usize, Val>,
+    ) -> R<Val> {
+        let gp = |k: usize| {
+            g.get(k)
+                .copied()
+                .ok_or_else(|| CompileError::new(format!("`{name}` lacks generic {k}")))
+        };
+        let (s, e, n) = (gp(0)?, gp(1)?, gp(2)?);
+        let t = sen(s, e, n);
+        let bool_n = Type::bool().with_lanes(n as u32);
+        fn bx(e: Expr) -> Box<Expr> {
+            Box::new(e)
+        }
+        let binop = |op: &str| -> Option<BinOp> {
+            use BinOp::*;
+            [Add, Sub, Mul, Div, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge]
+                .into_iter()
+                .find(|b| b.op_name() == op)
+        };
+        // (operand types, result type, how the operands make the expression)
+        type Build = Box<dyn Fn(Vec<Expr>) -> ExprKind>;
+        let call = |i: Intrinsic| -> Build {
+            Box::new(move |a| ExprKind::Call {
+                callee: Callee::Intrinsic(i),
+                args: a,
+            })
+        };
+        let (kid_tys, rt, build): (Vec<Type>, Type, Build) = match name {
+            "cast" => (
+                vec![t],
+                sen(gp(3)?, gp(4)?, n),
+                Box::new(|a: Vec<Expr>| ExprKind::Cast(bx(a[0].clone()))),
+            ),
+            "reinterpret" => (
+                vec![t],
+                sen(gp(3)?, gp(4)?, gp(5)?),
+                Box::new(|a: Vec<Expr>| ExprKind::Reinterpret(bx(a[0].clone()))),
+            ),
+            "and" | "or" if e == 1 => {
+                let op = if name == "and" { BinOp::And } else { BinOp::Or };
+                (
+                    vec![t, t],
+                    t,
+                    Box::new(move |a: Vec<Expr>| {
+                        ExprKind::Binary(op, bx(a[0].clone()), bx(a[1].clone()))
+                    }),
+                )
+            }
+            "and" => (vec![t, t], t, call(Intrinsic::BitwiseAnd)),
+            "or" => (vec![t, t], t, call(Intrinsic::BitwiseOr)),
+            "xor" => (vec![t, t], t, call(Intrinsic::BitwiseXor)),
+            "not" if e == 1 => (
+                vec![t],
+                t,
+                Box::new(|a: Vec<Expr>| ExprKind::Not(bx(a[0].clone()))),
+            ),
+            "not" => (vec![t], t, call(Intrinsic::BitwiseNot)),
+            op if binop(op).is_some() => {
+                let b = binop(op).expect("checked");
+                let rt = if b.is_comparison() { bool_n } else { t };
+                (
+                    vec![t, t],
+                    rt,
+                    Box::new(move |a: Vec<Expr>| {
+                        ExprKind::Binary(b, bx(a[0].clone()), bx(a[1].clone()))
+                    }),
+                )
+            }
+            "select" => (
+                vec![bool_n, t, t],
+                t,
+                Box::new(|a: Vec<Expr>| {
+                    ExprKind::Select(bx(a[0].clone()), bx(a[1].clone()), bx(a[2].clone()))
+                }),
+            ),
+            "ramp" => (
+                vec![t.element(), t.element()],
+                t,
+                Box::new(move |a: Vec<Expr>| ExprKind::Ramp {
+                    base: bx(a[0].clone()),
+                    stride: bx(a[1].clone()),
+                    lanes: n as u32,
+                }),
+            ),
+            "broadcast" => (
+                vec![t.element()],
+                t,
+                Box::new(move |a: Vec<Expr>| ExprKind::Broadcast {
+                    value: bx(a[0].clone()),
+                    lanes: n as u32,
+                }),
+            ),
+            "concat" => {
+                let m = gp(3)?;
+                let total = (n + m) as u32;
+                (
+                    vec![t, sen(s, e, m)],
+                    sen(s, e, n + m),
+                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
+                        vectors: a,
+                        indices: (0..total).collect(),
+                    }),
+                )
+            }
+            "interleave" => {
+                let nn = n as u32;
+                (
+                    vec![t, t],
+                    sen(s, e, 2 * n),
+                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
+                        vectors: a,
+                        indices: (0..2 * nn).map(|k| k / 2 + (k % 2) * nn).collect(),
+                    }),
+                )
+            }
+            "slice" => {
+                let (m, begin, stride) = (gp(3)?, gp(4)?, gp(5)?);
+                let idx: Vec<u32> = (0..n).map(|k| (begin + k * stride) as u32).collect();
+                (
+                    vec![sen(s, e, m)],
+                    t,
+                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
+                        vectors: a,
+                        indices: idx.clone(),
+                    }),
+                )
+            }
+            r if ReduceOp::from_name(r).is_some() => {
+                let op = ReduceOp::from_name(r).expect("checked");
+                (
+                    vec![sen(s, e, n * gp(3)?)],
+                    t,
+                    Box::new(move |a: Vec<Expr>| ExprKind::VectorReduce {
+                        op,
+                        value: bx(a[0].clone()),
+                    }),
+                )
+            }
+            "shl"
+            | "shr"
+            | "rounding_shift_left"
+            | "rounding_shift_right"
+            | "widening_shift_left"
+            | "widening_shift_right"
+            | "widening_mul" => {
+                let i = match name {
+                    "shl" => Intrinsic::ShiftLeft,
+                    "shr" => Intrinsic::ShiftRight,
+                    other => Intrinsic::from_name(other)
+                        .ok_or_else(|| CompileError::new(format!("intrinsic `{other}`")))?,
+                };
+                let s2 = gp(3)?;
+                let rt = match name {
+                    "widening_mul" => sen((s != 0 || s2 != 0) as i64, 2 * e, n),
+                    "widening_shift_left" | "widening_shift_right" => sen(s, 2 * e, n),
+                    _ => t,
+                };
+                (vec![t, sen(s2, e, n)], rt, call(i))
+            }
+            "widen_right_add" | "widen_right_sub" | "widen_right_mul" => {
+                let i = Intrinsic::from_name(name)
+                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                (vec![sen(s, 2 * e, n), t], sen(s, 2 * e, n), call(i))
+            }
+            "saturating_cast" => (
+                vec![t],
+                sen(gp(3)?, gp(4)?, n),
+                call(Intrinsic::SaturatingCast),
+            ),
+            "widening_add" | "widening_sub" => {
+                let i = Intrinsic::from_name(name)
+                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                let rs = if name == "widening_sub" { 1 } else { s };
+                (vec![t, t], sen(rs, 2 * e, n), call(i))
+            }
+            "mul_shift_right" | "rounding_mul_shift_right" => {
+                let i = Intrinsic::from_name(name)
+                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                (vec![t, t, sen(0, e, n)], t, call(i))
+            }
+            "absd" | "abs" => {
+                let i = Intrinsic::from_name(name)
+                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                (vec![t; kids.len()], sen(0, e, n), call(i))
+            }
+            other => {
+                let i = Intrinsic::from_name(other)
+                    .ok_or_else(|| CompileError::unsupported(format!("Halide op `{other}`")))?;
+                (vec![t; kids.len()], t, call(i))
+            }
+        };
+        if kid_tys.len() != kids.len() {
+            return Err(CompileError::new(format!(
+                "`{name}` with {} operands",
+                kids.len()
+            )));
+        }
+        let scope = self.scope.len();
+        let mut args = Vec::new();
+        for (&kt, &k) in kid_tys.iter().zip(kids) {
+            let node = self.dag_node(k)?;
+            let arg = match &node.op {
+                Op::Const { bits, value } if kt.lanes == 1 => literal(kt, *bits, *value),
+                Op::Leaf { text, .. } if self.let_val(k).is_none() => {
+                    let le = self.leaf_expr(text)?;
+                    if le.ty == kt {
+                        le
+                    } else if le.ty.total_bits() == kt.total_bits()
+                        && le.ty.lanes == kt.lanes
+                        && !le.ty.is_bool()
+                        && !kt.is_bool()
+                    {
+                        Expr::new(kt, ExprKind::Reinterpret(bx(le)))
+                    } else {
+                        return Err(CompileError::new(format!(
+                            "leaf `{text}` of type {} where `{name}` takes {kt}",
+                            le.ty
+                        )));
+                    }
+                }
+                _ if kt.lanes == 1 => match self.node_val(k, memo)? {
+                    Val::Scalar(c) => {
+                        let v = self.fresh("s");
+                        self.line(&format!("{} {v} = {c};", ctype(kt)?));
+                        self.bind(v.clone(), v.clone(), kt);
+                        Expr::new(kt, ExprKind::Var(v))
+                    }
+                    other => {
+                        return Err(CompileError::unsupported(format!(
+                            "{other:?} as a scalar operand of `{name}`"
+                        )));
+                    }
+                },
+                _ => {
+                    let v = self.node_val(k, memo)?;
+                    let arr = self.as_lane_array(v, kt)?;
+                    let ph = format!("isel.{arr}");
+                    self.bind(ph.clone(), arr, kt);
+                    Expr::new(kt, ExprKind::Var(ph))
+                }
+            };
+            args.push(arg);
+        }
+        let e = Expr::new(rt, build(args));
+        let r = if rt.lanes == 1 {
+            self.hoist(&e).map(Val::Scalar)
+        } else {
+            self.lower_vector_expr(&e).map(|a| Val::Arr(a, rt))
+        };
+        self.scope.truncate(scope);
+        r
+    }
+}
