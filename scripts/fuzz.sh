@@ -52,13 +52,16 @@ main() {
         # Keeps of the grown corpus only the inputs that add coverage beyond
         # the seeds (which every run loads anyway): libFuzzer's merge into a
         # folder that already holds the seeds, which are then taken out.
+        # Inputs are cut to 4 KiB so the committed corpus stays small (the
+        # stmt corpus: 1.6 MB instead of 6.9 MB, 80% of the new edges);
+        # runs grow them again up to the format's max_len.
         nice -n 19 cargo +nightly fuzz build -a -s none "$target"
         local bin="$ROOT/fuzz/target/x86_64-unknown-linux-gnu/release/$target"
         local tmp="$ROOT/fuzz/seeds/$target.min"
         rm -rf "$tmp"
         mkdir -p "$tmp"
         cp "$seed_dir"/* "$tmp"/
-        nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" "$tmp" "$corpus" \
+        nice -n 19 "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len=4096 "$tmp" "$corpus" \
             >"$ROOT/fuzz/logs/$target-min-$(date -u +%Y%m%dT%H%M%SZ).log" 2>&1
         for f in "$seed_dir"/*; do rm -f "$tmp/$(basename "$f")"; done
         rm -rf "$corpus"
