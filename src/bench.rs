@@ -26,7 +26,14 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
-    let prog = misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?;
+    let prog = if args.isel {
+        let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
+        let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
+        eprint!("{}", report.map(|r| r.summary()).unwrap_or_default());
+        prog
+    } else {
+        misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?
+    };
     let header = args.output.with_extension("h");
     write_atomic(&header, &prog.h)?;
     write_atomic(&args.output, &prog.c)?;
@@ -180,6 +187,7 @@ struct Context<'a> {
     include: &'a Path,
     inputs: usize,
     interp: bool,
+    isel: bool,
 }
 
 fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Result<BenchRow, String> {
@@ -190,7 +198,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // Compile in a child process, so its time and peak memory are its own.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.isel { &["--isel"][..] } else { &[] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
     let compile_ms = t.elapsed().as_secs_f64() * 1e3;
     if !status.success() {
         return Err(format!("compile failed: {}", err.trim()));
@@ -315,7 +323,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         if args.kernel.as_ref().is_some_and(|k| k != name) {
             continue;
         }
-        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp };
+        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, isel: args.isel };
         match bench_one(&cx, name, function, specs) {
             Ok(r) => {
                 println!("{:<26} compile {:>7.1} ms  ours {:>10.1} us  halide {:>10.1} us  {:>6.2}x  {}", r.kernel, r.compile_ms, r.ours_us, r.halide_us, r.speedup, r.bit_exact);

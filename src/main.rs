@@ -55,6 +55,11 @@ struct CompileArgs {
     /// DAG-cost extraction) chooses for the Stmt; the C written is unchanged.
     #[arg(long)]
     explain_isel: bool,
+    /// Opt-in: emit native vector C from instruction selection (intrinsics
+    /// chosen by proved rules; what no rule covers lowered naively and
+    /// counted in a comment atop the C and on stderr). Off: the naive C.
+    #[arg(long)]
+    isel: bool,
 }
 
 #[derive(Args)]
@@ -76,6 +81,9 @@ struct BenchArgs {
     /// interpreter, so nothing was compared); for timing only.
     #[arg(long)]
     allow_unchecked: bool,
+    /// Compile every kernel with `misaal compile --isel` (opt-in).
+    #[arg(long)]
+    isel: bool,
 }
 
 #[derive(Args)]
