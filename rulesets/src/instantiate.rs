@@ -113,3 +113,33 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
     }
     Ok(n)
 }
+
+/// A Halide op's generic parameters, read from the leading arguments of its
+/// term at one instantiation: a type `(i E N)` fills three (`<S, E, N>`), an
+/// integer or a numeric variable fills one. Returns the `need` values and
+/// how many arguments they took; the rest are operands.
+pub fn op_generics(op: &str, args: &[crate::ast::Term], need: usize, env: &Assignment, numeric: &[String]) -> Result<(Vec<i128>, usize), String> {
+    use crate::ast::Term;
+    let mut generics = Vec::new();
+    let mut used = 0;
+    for a in args {
+        if generics.len() >= need {
+            break;
+        }
+        match a {
+            Term::Type(s, e, n, _) => {
+                for x in [s, e, n] {
+                    generics.push(x.eval(env)?);
+                }
+            }
+            Term::Int(e, _) => generics.push(e.eval(env)?),
+            Term::Var(v, _) if numeric.contains(v) => generics.push(IntExpr::Var(v.clone()).eval(env)?),
+            _ => break,
+        }
+        used += 1;
+    }
+    if generics.len() != need {
+        return Err(format!("`{op}` needs {need} generic parameter(s) before its operands, given {}", generics.len()));
+    }
+    Ok((generics, used))
+}

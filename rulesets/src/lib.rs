@@ -14,7 +14,7 @@ pub mod parser;
 pub mod sexp;
 
 pub use ast::{Cond, IntExpr, Rule, Term};
-pub use instantiate::{Assignment, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations};
+pub use instantiate::{Assignment, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations, op_generics};
 pub use names::{check_names, closest};
 pub use parser::parse_rules;
 pub use sexp::{Sexp, parse_sexps};

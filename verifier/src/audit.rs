@@ -3,7 +3,7 @@
 //! evaluator (quickcheck). Five verdicts, as cranelift-isle's verifier has.
 
 use crate::differential::CaseGen;
-use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations};
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
 use crate::smt::{Equivalence, prove_equivalent};
 use misaal_isa::ast::Ty;
 use misaal_isa::dag::{Dag, NodeId};
@@ -90,28 +90,7 @@ impl Builder<'_> {
             return Ok((s.clone(), i.params.iter().map(|p| p.ty).collect(), 0));
         }
         let g = self.libs.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
-        let need = g.generics.len();
-        let mut generics = Vec::new();
-        let mut used = 0;
-        for a in args {
-            if generics.len() >= need {
-                break;
-            }
-            match a {
-                Term::Type(s, e, n, _) => {
-                    for x in [s, e, n] {
-                        generics.push(x.eval(self.env)?);
-                    }
-                }
-                Term::Int(e, _) => generics.push(e.eval(self.env)?),
-                Term::Var(v, _) if self.numeric.contains(v) => generics.push(IntExpr::Var(v.clone()).eval(self.env)?),
-                _ => break,
-            }
-            used += 1;
-        }
-        if generics.len() != need {
-            return Err(format!("`{name}` needs {need} generic parameter(s) <{}> before its operands, given {}", g.generics.join(", "), generics.len()));
-        }
+        let (generics, used) = op_generics(name, args, g.generics.len(), self.env, &self.numeric).map_err(|e| format!("{e} <{}>", g.generics.join(", ")))?;
         let (i, s) = self.libs.halide.instantiate(name, &generics).map_err(|d| d.message)?;
         Ok((s, i.params.iter().map(|p| p.ty).collect(), used))
     }

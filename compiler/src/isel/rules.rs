@@ -20,7 +20,7 @@
 use super::encode::{CONST, SORT, canonical_const, halide_ctor, x86_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
-use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations};
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -187,30 +187,8 @@ impl PatBuilder<'_> {
             }
             Term::Op(name, args, _) => {
                 let g = self.env.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
-                let need = g.generics.len();
-                let mut generics = Vec::new();
-                let mut used = 0;
-                for a in args {
-                    if generics.len() >= need {
-                        break;
-                    }
-                    match a {
-                        Term::Type(s, e, n, _) => {
-                            for x in [s, e, n] {
-                                generics.push(x.eval(self.assign)? as i64);
-                            }
-                        }
-                        _ => match self.int(a)? {
-                            Some(v) => generics.push(v),
-                            None => break,
-                        },
-                    }
-                    used += 1;
-                }
-                if generics.len() != need {
-                    return Err(format!("`{name}` needs {need} generic parameter(s), given {}", generics.len()));
-                }
-                let wide: Vec<i128> = generics.iter().map(|&x| x as i128).collect();
+                let (wide, used) = op_generics(name, args, g.generics.len(), self.assign, &self.numeric)?;
+                let generics: Vec<i64> = wide.iter().map(|&x| x as i64).collect();
                 let (i, _) = self.env.halide.instantiate(name, &wide).map_err(|d| d.message)?;
                 let ops = &args[used..];
                 if ops.len() != i.params.len() {
