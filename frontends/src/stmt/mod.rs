@@ -21,7 +21,7 @@
 //! Types Halide leaves out are inferred: a bare integer is int32, a call or
 //! free variable printed without a `(type)` prefix is int32, a load has its
 //! buffer's element type (from `allocate`, the `NAME.type` check, a bounds
-//! query, [`ParseOptions::buffer_types`], or the values stored to the buffer:
+//! query, [`ParseOptions::buffer_types`], or how the Stmt uses the buffer:
 //! see [`parser`]) and its index's lanes, and operators and intrinsics follow Halide's rules. A
 //! `(type)` prefix on a literal, variable, call or load states that node's
 //! own type (checked against the rules); `T(e)` and `(T)(e)` are casts.
