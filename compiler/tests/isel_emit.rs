@@ -22,20 +22,14 @@ use misaal_frontends::stmt::types::Type;
 /// Halide's `fpir_u8` sample (frontends/src/stmt/samples) at 32 lanes
 /// instead of 64: a loop of 256-bit u8 vectors and a tail.
 fn fpir_u8_32() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../frontends/src/stmt/samples/fpir_u8.stmt"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../frontends/src/stmt/samples/fpir_u8.stmt");
     let text = std::fs::read_to_string(path).expect("fpir_u8.stmt");
     let mut out = String::new();
     // Every `64` that is a lane count or a vector extent (not `uint64` or `x86-64`).
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if text[i..].starts_with("64")
-            && (i == 0 || !b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'x')
-            && !text[..i].ends_with("x86-")
-            && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric())
+        if text[i..].starts_with("64") && (i == 0 || !b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'x') && !text[..i].ends_with("x86-") && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric())
         {
             out.push_str("32");
             i += 2;
@@ -44,13 +38,7 @@ fn fpir_u8_32() -> String {
             i += 1;
         }
     }
-    assert!(
-        out.contains("(uint8x32)rounding_halving_add")
-            && out.contains("(uint64)0")
-            && out.contains("target=x86-64-")
-            && !out.contains("x64"),
-        "{out}"
-    );
+    assert!(out.contains("(uint8x32)rounding_halving_add") && out.contains("(uint64)0") && out.contains("target=x86-64-") && !out.contains("x64"), "{out}");
     out
 }
 
@@ -89,17 +77,11 @@ for (acc.s0.x, 0, 512) {
 
 /// Every instantiation proved in this process: no shared cache file.
 fn isel_opts() -> Options {
-    Options {
-        verdict_cache: None,
-        ..Options::default()
-    }
+    Options { verdict_cache: None, ..Options::default() }
 }
 
 fn no_rules() -> Options {
-    Options {
-        rules_text: Some("(ruleset x86)\n".into()),
-        ..isel_opts()
-    }
+    Options { rules_text: Some("(ruleset x86)\n".into()), ..isel_opts() }
 }
 
 fn xorshift(s: &mut u64) -> u64 {
@@ -149,28 +131,14 @@ fn input(n: usize, size: usize, edge: bool, s: &mut u64) -> Vec<u8> {
 /// `shapes` (element type, extent of each 1-D buffer, in argument order)
 /// and runs it on one random and one edge-value input set against the
 /// reference interpreter. Returns the C and the isel report.
-fn check(
-    name: &str,
-    m: &Module,
-    isel: Option<Options>,
-    shapes: &[(Type, i64)],
-) -> Result<(String, Option<IselReport>), String> {
-    let (prog, report) = emit_with(m, "misaal_fn", &EmitOptions { isel })
-        .map_err(|e| format!("{name}: emit: {e}"))?;
+fn check(name: &str, m: &Module, isel: Option<Options>, shapes: &[(Type, i64)]) -> Result<(String, Option<IselReport>), String> {
+    let (prog, report) = emit_with(m, "misaal_fn", &EmitOptions { isel }).map_err(|e| format!("{name}: emit: {e}"))?;
     let dir = work_dir(name);
     std::fs::write(dir.join("prog.c"), &prog.c).unwrap();
     std::fs::write(dir.join("prog.h"), &prog.h).unwrap();
     let func = external(m);
-    assert_eq!(
-        func.args.len(),
-        shapes.len(),
-        "{name}: one shape per argument"
-    );
-    assert!(
-        func.args
-            .iter()
-            .all(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-    );
+    assert_eq!(func.args.len(), shapes.len(), "{name}: one shape per argument");
+    assert!(func.args.iter().all(|a| matches!(a.kind, ArgKind::Buffer { .. })));
     let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
     let mut built = false;
     for (set, edge) in [(0u64, false), (1, true)] {
@@ -180,42 +148,20 @@ fn check(
         for &(t, extent) in shapes {
             let mut b = Buffer::dense(t, &[0], &[extent]);
             b.data = input(extent as usize, elem_bytes(t), edge, &mut state);
-            args.push(Arg::Buffer {
-                elem: t,
-                dims: vec![(0, extent)],
-                data: b.data.clone(),
-            });
+            args.push(Arg::Buffer { elem: t, dims: vec![(0, extent)], data: b.data.clone() });
             vals.push(ArgValue::Buffer(b));
         }
         if !built {
             std::fs::write(dir.join("harness.c"), harness("misaal_fn", &args)).unwrap();
-            cc(
-                &dir,
-                &[
-                    "-O2",
-                    "-march=native",
-                    "prog.c",
-                    "harness.c",
-                    "-o",
-                    "prog",
-                    "-lm",
-                ],
-            )
-            .map_err(|e| format!("{name}: cc (C kept in {}): {e}", dir.display()))?;
+            cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(|e| format!("{name}: cc (C kept in {}): {e}", dir.display()))?;
             built = true;
         }
         let ours = exec(&dir, &args).map_err(|e| format!("{name}: run: {e}"))?;
-        let want = Interp::new(&ops)
-            .run(func, vals)
-            .map_err(|e| format!("{name}: interpreter: {e}"))?;
+        let want = Interp::new(&ops).run(func, vals).map_err(|e| format!("{name}: interpreter: {e}"))?;
         for (k, (o, w)) in ours.iter().zip(&want).enumerate() {
             if *o != w.data {
                 let first = o.iter().zip(&w.data).position(|(a, b)| a != b).unwrap_or(0);
-                return Err(format!(
-                    "{name} ({} inputs): buffer {k} differs from the interpreter first at byte {first}; C kept in {}",
-                    if edge { "edge" } else { "random" },
-                    dir.display()
-                ));
+                return Err(format!("{name} ({} inputs): buffer {k} differs from the interpreter first at byte {first}; C kept in {}", if edge { "edge" } else { "random" }, dir.display()));
             }
         }
     }
@@ -241,81 +187,35 @@ fn fpir_u8_avx2() -> Result<(), Failed> {
     let m = parse(&fpir_u8_32());
     let u8 = Type::uint(8);
     let n = 32 * 40 + 7; // 40 loop iterations and a tail
-    let (c, report) = check(
-        "isel_fpir_u8",
-        &m,
-        Some(isel_opts()),
-        &[(u8, n), (u8, n), (u8, n)],
-    )?;
+    let (c, report) = check("isel_fpir_u8", &m, Some(isel_opts()), &[(u8, n), (u8, n), (u8, n)])?;
     let r = report.expect("a report with isel");
     eprint!("{}", r.summary());
     // (a) the selected instructions, called by name, in both the loop and the tail.
-    for i in [
-        "_mm256_avg_epu8",
-        "_mm256_adds_epu8",
-        "_mm256_max_epu8",
-        "_mm256_min_epu8",
-        "_mm256_sub_epi8",
-        "_mm256_loadu_si256",
-    ] {
-        ensure(body(&c).matches(&format!("{i}(")).count() >= 2, || {
-            format!("{i} is not called in the loop and the tail:\n{c}")
-        })?;
-        ensure(r.intrinsics.get(i).is_some_and(|&k| k >= 2), || {
-            format!("{i} not counted: {:?}", r.intrinsics)
-        })?;
+    for i in ["_mm256_avg_epu8", "_mm256_adds_epu8", "_mm256_max_epu8", "_mm256_min_epu8", "_mm256_sub_epi8", "_mm256_loadu_si256"] {
+        ensure(body(&c).matches(&format!("{i}(")).count() >= 2, || format!("{i} is not called in the loop and the tail:\n{c}"))?;
+        ensure(r.intrinsics.get(i).is_some_and(|&k| k >= 2), || format!("{i} not counted: {:?}", r.intrinsics))?;
     }
     // No per-lane code for what the rules cover: the naive helpers for
     // rounding_halving_add, saturating_add and absd are never used.
     for helper in ["h_rhadd_u8", "h_sadd_u8", "h_absd_u8"] {
-        ensure(!c.contains(helper), || {
-            format!("a naive `{helper}` helper is in the C:\n{c}")
-        })?;
+        ensure(!c.contains(helper), || format!("a naive `{helper}` helper is in the C:\n{c}"))?;
     }
     // The rest (u8 adds, the widening multiply, the saturating cast) is
     // lowered naively and counted; the roots themselves are vector roots.
-    ensure(r.naive_roots.is_empty() && r.vector_roots == 6, || {
-        r.summary()
-    })?;
-    ensure(
-        r.naive_nodes > 0 && r.selected_fallbacks > 0 && r.fallback_exprs() == r.naive_nodes,
-        || r.summary(),
-    )?;
-    ensure(
-        c.starts_with("// isel:") && c.contains("#include <immintrin.h>"),
-        || c[..200].to_string(),
-    )?;
+    ensure(r.naive_roots.is_empty() && r.vector_roots == 6, || r.summary())?;
+    ensure(r.naive_nodes > 0 && r.selected_fallbacks > 0 && r.fallback_exprs() == r.naive_nodes, || r.summary())?;
+    ensure(c.starts_with("// isel:") && c.contains("#include <immintrin.h>"), || c[..200].to_string())?;
     Ok(())
 }
 
 fn kernel_avx2() -> Result<(), Failed> {
     let m = parse(KERNEL);
-    let (c, report) = check(
-        "isel_kernel",
-        &m,
-        Some(isel_opts()),
-        &[
-            (Type::uint(8), 32),
-            (Type::uint(8), 32),
-            (Type::int(16), 16),
-            (Type::int(16), 16),
-            (Type::uint(8), 32),
-            (Type::int(32), 8),
-        ],
-    )?;
+    let (c, report) = check("isel_kernel", &m, Some(isel_opts()), &[(Type::uint(8), 32), (Type::uint(8), 32), (Type::int(16), 16), (Type::int(16), 16), (Type::uint(8), 32), (Type::int(32), 8)])?;
     let r = report.expect("a report");
     eprint!("{}", r.summary());
     // The dot product is one vpmaddwd between two vector loads and a vector store.
-    ensure(
-        body(&c).contains("= _mm256_madd_epi16(")
-            && r.intrinsics
-                .get("_mm256_storeu_si256")
-                .is_some_and(|&k| k >= 1),
-        || c.clone(),
-    )?;
-    ensure(!c.contains("h_wmul_i16_i16"), || {
-        format!("a per-lane dot product survives:\n{c}")
-    })?;
+    ensure(body(&c).contains("= _mm256_madd_epi16(") && r.intrinsics.get("_mm256_storeu_si256").is_some_and(|&k| k >= 1), || c.clone())?;
+    ensure(!c.contains("h_wmul_i16_i16"), || format!("a per-lane dot product survives:\n{c}"))?;
     ensure(c.contains("_mm256_avg_epu8("), || c.clone())?;
     Ok(())
 }
@@ -342,56 +242,30 @@ fn without_rules_avx2() -> Result<(), Failed> {
     let m = parse(&fpir_u8_32());
     let u8 = Type::uint(8);
     let n = 32 * 3 + 5;
-    let (c, report) = check(
-        "isel_no_rules",
-        &m,
-        Some(no_rules()),
-        &[(u8, n), (u8, n), (u8, n)],
-    )?;
+    let (c, report) = check("isel_no_rules", &m, Some(no_rules()), &[(u8, n), (u8, n), (u8, n)])?;
     let r = report.expect("a report");
     eprint!("{}", r.summary());
-    ensure(
-        !c.contains("_mm256_avg_epu8") && !c.contains("_mm256_adds_epu8"),
-        || c.clone(),
-    )?;
+    ensure(!c.contains("_mm256_avg_epu8") && !c.contains("_mm256_adds_epu8"), || c.clone())?;
     // Every Halide op of both roots is a naive fallback, and counted: 9 in
     // the u8 expression (see tests/isel.rs), in the loop and in the tail,
     // each lowered there; selection counts the broadcast of 3, one node
     // for both, once.
-    ensure(
-        r.selected_fallbacks == 17 && r.naive_nodes == 18 && r.fallback_exprs() == 18,
-        || r.summary(),
-    )?;
+    ensure(r.selected_fallbacks == 17 && r.naive_nodes == 18 && r.fallback_exprs() == 18, || r.summary())?;
+    // The two stores select nothing: each is one fused naive lane loop.
+    ensure(r.fused_roots == 2 && r.naive_roots.is_empty(), || r.summary())?;
     ensure(c.contains("fallback_exprs 18"), || c[..300].to_string())?;
     // With the rules, fewer.
-    let with = emit_with(
-        &m,
-        "misaal_fn",
-        &EmitOptions {
-            isel: Some(isel_opts()),
-        },
-    )
-    .map_err(|e| e.to_string())?
-    .1
-    .expect("a report");
-    ensure(with.fallback_exprs() < r.fallback_exprs(), || {
-        with.summary()
-    })?;
+    let with = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel_opts()) }).map_err(|e| e.to_string())?.1.expect("a report");
+    ensure(with.fallback_exprs() < r.fallback_exprs(), || with.summary())?;
     Ok(())
 }
 
 fn default_is_unchanged() -> Result<(), Failed> {
     let m = parse(&fpir_u8_32());
     let plain = emit(&m, "misaal_fn").map_err(|e| e.to_string())?;
-    let (same, report) =
-        emit_with(&m, "misaal_fn", &EmitOptions::default()).map_err(|e| e.to_string())?;
-    ensure(report.is_none() && plain == same, || {
-        "emit_with without isel differs from emit".into()
-    })?;
-    ensure(
-        !plain.c.contains("immintrin") && !plain.c.contains("_mm256_"),
-        || plain.c.clone(),
-    )?;
+    let (same, report) = emit_with(&m, "misaal_fn", &EmitOptions::default()).map_err(|e| e.to_string())?;
+    ensure(report.is_none() && plain == same, || "emit_with without isel differs from emit".into())?;
+    ensure(!plain.c.contains("immintrin") && !plain.c.contains("_mm256_"), || plain.c.clone())?;
     Ok(())
 }
 
@@ -399,15 +273,10 @@ fn default_is_unchanged() -> Result<(), Failed> {
 /// CI check: `cargo test --test isel_emit -- --ignored dot_timing`).
 fn dot_timing() -> Result<(), Failed> {
     let m = parse(DOT);
-    let shapes = [
-        (Type::int(16), 16 * 512),
-        (Type::int(16), 16 * 512),
-        (Type::int(32), 8 * 512),
-    ];
+    let shapes = [(Type::int(16), 16 * 512), (Type::int(16), 16 * 512), (Type::int(32), 8 * 512)];
     let mut us = Vec::new();
     for (what, isel) in [("naive", None), ("isel", Some(isel_opts()))] {
-        let (prog, _) =
-            emit_with(&m, "misaal_fn", &EmitOptions { isel }).map_err(|e| e.to_string())?;
+        let (prog, _) = emit_with(&m, "misaal_fn", &EmitOptions { isel }).map_err(|e| e.to_string())?;
         let dir = work_dir(&format!("isel_timing_{what}"));
         std::fs::write(dir.join("prog.c"), &prog.c).unwrap();
         std::fs::write(dir.join("prog.h"), &prog.h).unwrap();
@@ -425,34 +294,14 @@ fn dot_timing() -> Result<(), Failed> {
             "#include <stdio.h>\n#include <string.h>\n#include <time.h>\n#include \"prog.h\"\nstatic double now(void) {{ struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }}\nint main(void) {{\n{decls}  for (int w = 0; w < 100; w++) misaal_fn({args});\n  double best = 1e30;\n  for (int r = 0; r < 15; r++) {{ double t0 = now(); for (int i = 0; i < 1000; i++) misaal_fn({args}); double t = (now() - t0) / 1000; if (t < best) best = t; }}\n  printf(\"%f\\n\", best);\n  return 0;\n}}\n"
         );
         std::fs::write(dir.join("time.c"), main).unwrap();
-        cc(
-            &dir,
-            &[
-                "-O2",
-                "-march=native",
-                "prog.c",
-                "time.c",
-                "-o",
-                "time",
-                "-lm",
-            ],
-        )
-        .map_err(|e| format!("cc: {e}"))?;
-        let out = std::process::Command::new(dir.join("time"))
-            .output()
-            .map_err(|e| e.to_string())?;
-        let t: f64 = String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .map_err(|e| format!("{e}"))?;
+        cc(&dir, &["-O2", "-march=native", "prog.c", "time.c", "-o", "time", "-lm"]).map_err(|e| format!("cc: {e}"))?;
+        let out = std::process::Command::new(dir.join("time")).output().map_err(|e| e.to_string())?;
+        let t: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|e| format!("{e}"))?;
         eprintln!("dot (512 x vpmaddwd): {what} {t:.3} us per call");
         us.push(t);
         cleanup(&dir);
     }
-    eprintln!(
-        "dot: isel is {:.2}x the naive lowering's speed (same run)",
-        us[0] / us[1]
-    );
+    eprintln!("dot: isel is {:.2}x the naive lowering's speed (same run)", us[0] / us[1]);
     Ok(())
 }
 
@@ -460,25 +309,10 @@ fn main() {
     let args = Arguments::from_args();
     let avx2 = std::arch::is_x86_feature_detected!("avx2");
     let trials = vec![
-        Trial::test(
-            "default_emit_is_unchanged_without_isel",
-            default_is_unchanged,
-        ),
-        Trial::test(
-            "avx2_fpir_u8_32_calls_intrinsics_and_matches_the_interpreter",
-            fpir_u8_avx2,
-        )
-        .with_ignored_flag(!avx2),
-        Trial::test(
-            "avx2_madd_kernel_calls_intrinsics_and_matches_the_interpreter",
-            kernel_avx2,
-        )
-        .with_ignored_flag(!avx2),
-        Trial::test(
-            "avx2_without_rules_compiles_naively_and_counts_fallbacks",
-            without_rules_avx2,
-        )
-        .with_ignored_flag(!avx2),
+        Trial::test("default_emit_is_unchanged_without_isel", default_is_unchanged),
+        Trial::test("avx2_fpir_u8_32_calls_intrinsics_and_matches_the_interpreter", fpir_u8_avx2).with_ignored_flag(!avx2),
+        Trial::test("avx2_madd_kernel_calls_intrinsics_and_matches_the_interpreter", kernel_avx2).with_ignored_flag(!avx2),
+        Trial::test("avx2_without_rules_compiles_naively_and_counts_fallbacks", without_rules_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_loop_is_vpmaddwd_and_matches_the_interpreter", dot_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_timing_isel_vs_naive", dot_timing).with_ignored_flag(true),
     ];

@@ -38,6 +38,9 @@ pub struct IselReport {
     pub vector_roots: usize,
     /// Roots lowered wholly naively: `label: reason`.
     pub naive_roots: Vec<String>,
+    /// Roots with no instruction selected, lowered naively as a whole (one
+    /// fused lane loop); their Halide ops are counted in `naive_nodes`.
+    pub fused_roots: usize,
     /// Halide nodes of selected DAGs lowered naively (each time emitted).
     pub naive_nodes: usize,
     /// Naive Halide ops in the extracted DAGs, as selection counted them.
@@ -57,8 +60,9 @@ impl IselReport {
     /// One line per fact, each starting with `isel:` (for a C comment or a log).
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "isel: {} vector root(s), {} naive root(s), {} naive op(s) emitted, {} naive op(s) selected; fallback_exprs {}\n",
+            "isel: {} vector root(s), {} root(s) with no instruction (fused naive loop), {} naive root(s), {} naive op(s) emitted, {} naive op(s) selected; fallback_exprs {}\n",
             self.vector_roots,
+            self.fused_roots,
             self.naive_roots.len(),
             self.naive_nodes,
             self.selected_fallbacks,
@@ -67,11 +71,7 @@ impl IselReport {
         for r in &self.naive_roots {
             s.push_str(&format!("isel: naive root {r}\n"));
         }
-        let calls: Vec<String> = self
-            .intrinsics
-            .iter()
-            .map(|(k, v)| format!("{k} x{v}"))
-            .collect();
+        let calls: Vec<String> = self.intrinsics.iter().map(|(k, v)| format!("{k} x{v}")).collect();
         s.push_str(&format!("isel: intrinsics {}\n", calls.join(", ")));
         s
     }
@@ -96,16 +96,7 @@ impl State {
     pub fn new(opts: &Options) -> R<State> {
         let target = Target::x86().map_err(CompileError::new)?;
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
-        Ok(State {
-            target,
-            book,
-            opts: opts.clone(),
-            sel: None,
-            cursor: 0,
-            lets: HashMap::new(),
-            let_names: HashMap::new(),
-            report: IselReport::default(),
-        })
+        Ok(State { target, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report: IselReport::default() })
     }
 
     /// Selects instructions for one function, before it is emitted.
@@ -113,12 +104,9 @@ impl State {
         let t = std::time::Instant::now();
         let mut enc = crate::isel::encode::Encoder::new();
         enc.stmt(&f.body);
-        let sel = crate::isel::select_encoded(&self.target, &self.book, enc, t, &self.opts)
-            .map_err(CompileError::new)?;
+        let sel = crate::isel::select_encoded(&self.target, &self.book, enc, t, &self.opts).map_err(CompileError::new)?;
         self.report.selected_fallbacks += sel.fallback_count();
-        self.report
-            .explain
-            .push_str(&format!("function {}:\n{}", f.name, sel.explain()));
+        self.report.explain.push_str(&format!("function {}:\n{}", f.name, sel.explain()));
         self.sel = Some(sel);
         self.cursor = 0;
         self.lets.clear();
@@ -175,9 +163,7 @@ fn reg_type(bits: u32) -> R<&'static str> {
     match bits {
         128 => Ok("__m128i"),
         256 => Ok("__m256i"),
-        b => Err(CompileError::unsupported(format!(
-            "a {b}-bit register (AVX2 has 128 and 256)"
-        ))),
+        b => Err(CompileError::unsupported(format!("a {b}-bit register (AVX2 has 128 and 256)"))),
     }
 }
 
@@ -188,23 +174,13 @@ fn prefix(bits: u32) -> &'static str {
 /// The literal of constant `value` (modulo 2^bits) as an expression of scalar type `t`.
 fn literal(t: Type, bits: i64, value: i64) -> Expr {
     let sh = 64 - bits.clamp(1, 64) as u32;
-    let kind = if t.is_int() {
-        ExprKind::Int(((value as u64) << sh) as i64 >> sh)
-    } else {
-        ExprKind::UInt(((value as u64) << sh) >> sh)
-    };
+    let kind = if t.is_int() { ExprKind::Int(((value as u64) << sh) as i64 >> sh) } else { ExprKind::UInt(((value as u64) << sh) >> sh) };
     Expr::new(t.element(), kind)
 }
 
 /// A dense load: (buffer, base) of `name[ramp(base, 1, n)]`, unpredicated.
 fn dense_load(e: &Expr) -> Option<(&str, &Expr)> {
-    let ExprKind::Load {
-        name,
-        index,
-        predicate: None,
-        ..
-    } = &e.kind
-    else {
+    let ExprKind::Load { name, index, predicate: None, .. } = &e.kind else {
         return None;
     };
     let ExprKind::Ramp { base, stride, .. } = &index.kind else {
@@ -214,18 +190,25 @@ fn dense_load(e: &Expr) -> Option<(&str, &Expr)> {
     (one && base.ty.lanes == 1 && e.ty.is_int_or_uint()).then_some((name.as_str(), base))
 }
 
+/// `e` as an operand of type `t`: itself, or reinterpreted from a type of
+/// the same lanes and width.
+fn fit(e: Expr, t: Type, user: &str) -> R<Expr> {
+    if e.ty == t {
+        Ok(e)
+    } else if e.ty.total_bits() == t.total_bits() && e.ty.lanes == t.lanes && !e.ty.is_bool() && !t.is_bool() {
+        Ok(Expr::new(t, ExprKind::Reinterpret(Box::new(e))))
+    } else {
+        Err(CompileError::new(format!("`{e}` of type {} where `{user}` takes {t}", e.ty)))
+    }
+}
+
 impl Emitter<'_> {
     fn isel(&mut self) -> &mut State {
         self.g.isel.as_mut().expect("isel is on")
     }
 
     fn count(&mut self, name: &str) {
-        *self
-            .isel()
-            .report
-            .intrinsics
-            .entry(name.to_string())
-            .or_default() += 1;
+        *self.isel().report.intrinsics.entry(name.to_string()).or_default() += 1;
     }
 
     /// Takes the next root (`label` as the encoder names it) if isel is on:
@@ -247,10 +230,7 @@ impl Emitter<'_> {
     /// is counted as naive.
     fn try_root<T>(&mut self, label: &str, f: impl FnOnce(&mut Self) -> R<T>) -> Option<T> {
         let scope = self.scope.len();
-        let (calls, naive) = (
-            self.isel().report.intrinsics.clone(),
-            self.isel().report.naive_nodes,
-        );
+        let (calls, naive) = (self.isel().report.intrinsics.clone(), self.isel().report.naive_nodes);
         match self.capture(f) {
             Ok((text, v)) => {
                 self.out.push_str(&text);
@@ -278,39 +258,69 @@ impl Emitter<'_> {
             return Ok(false);
         };
         if value.ty.lanes == 1 {
-            self.isel()
-                .report
-                .naive_roots
-                .push(format!("{label}: a scalar result"));
+            self.isel().report.naive_roots.push(format!("{label}: a scalar result"));
             return Ok(false);
         }
         let ty = value.ty;
-        let Some((arr, reg)) = self.try_root(&label, |s| {
-            let mut memo = HashMap::new();
-            let v = s.node_val(node, &mut memo)?;
-            let reg = match &v {
-                Val::Reg(r, b) => Some((r.clone(), *b)),
-                _ => None,
-            };
-            Ok((s.as_lane_array(v, ty)?, reg))
-        }) else {
-            return Ok(false);
+        let lowered = if self.fused_naive(node)? {
+            None
+        } else {
+            self.try_root(&label, |s| {
+                let mut memo = HashMap::new();
+                let v = s.node_val(node, &mut memo)?;
+                let reg = match &v {
+                    Val::Reg(r, b) => Some((r.clone(), *b)),
+                    _ => None,
+                };
+                Ok((s.as_lane_array(v, ty)?, reg))
+            })
         };
-        self.bind(name.to_string(), arr.clone(), ty);
+        let (arr, reg) = match lowered {
+            Some((arr, reg)) => {
+                self.bind(name.to_string(), arr.clone(), ty);
+                (arr, reg)
+            }
+            None => {
+                // Naively, but later roots still read it by name.
+                self.bind_let(name, value)?;
+                (self.lookup(name)?.cname.clone(), None)
+            }
+        };
         let st = self.isel();
         st.lets.insert(arr, (node, reg));
         st.let_names.entry(node).or_default().push(name.to_string());
         Ok(true)
     }
 
+    /// Whether the root at `node` selected no instruction but has Halide
+    /// ops: then the naive lowering, which fuses them into one lane loop,
+    /// takes the whole root, and its ops are counted as naive.
+    fn fused_naive(&mut self, node: usize) -> R<bool> {
+        let sel = self.isel().sel.as_ref().ok_or_else(|| CompileError::new("internal: no selection"))?;
+        let (mut x86, mut halide, mut seen, mut stack) = (0, 0, std::collections::HashSet::new(), vec![node]);
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let d = &sel.dag[n];
+            match d.op {
+                Op::X86 { .. } => x86 += 1,
+                Op::Halide { .. } => halide += 1,
+                _ => {}
+            }
+            stack.extend(d.kids.iter().copied());
+        }
+        let fused = x86 == 0 && halide > 0;
+        if fused {
+            let rep = &mut self.isel().report;
+            rep.naive_nodes += halide;
+            rep.fused_roots += 1;
+        }
+        Ok(fused)
+    }
+
     /// A Stmt store (before the backend lowers it).
-    pub(super) fn isel_store(
-        &mut self,
-        name: &str,
-        index: &Expr,
-        value: &Expr,
-        predicate: Option<&Expr>,
-    ) -> R<StoreHook> {
+    pub(super) fn isel_store(&mut self, name: &str, index: &Expr, value: &Expr, predicate: Option<&Expr>) -> R<StoreHook> {
         if self.g.isel.is_none() || !is_root(value) {
             return Ok(StoreHook::Naive);
         }
@@ -319,24 +329,19 @@ impl Emitter<'_> {
             return Ok(StoreHook::Naive);
         };
         if value.ty.lanes == 1 {
-            self.isel()
-                .report
-                .naive_roots
-                .push(format!("{label}: a scalar result"));
+            self.isel().report.naive_roots.push(format!("{label}: a scalar result"));
             return Ok(StoreHook::Naive);
         }
         let ty = value.ty;
+        if self.fused_naive(node)? {
+            return Ok(StoreHook::Naive);
+        }
         let p = self.host(name)?;
         let r = self.try_root(&label, |s| {
             let mut memo = HashMap::new();
             let v = s.node_val(node, &mut memo)?;
             let dense = match &index.kind {
-                ExprKind::Ramp { base, stride, .. }
-                    if base.ty.lanes == 1
-                        && matches!(stride.kind, ExprKind::Int(1) | ExprKind::UInt(1)) =>
-                {
-                    Some(base)
-                }
+                ExprKind::Ramp { base, stride, .. } if base.ty.lanes == 1 && matches!(stride.kind, ExprKind::Int(1) | ExprKind::UInt(1)) => Some(base),
                 _ => None,
             };
             if let (Val::Reg(r, bits), Some(base), None) = (&v, dense, predicate)
@@ -345,11 +350,7 @@ impl Emitter<'_> {
             {
                 let b = s.hoist(base)?;
                 let f = format!("{}_storeu_si{bits}", prefix(*bits));
-                s.line(&format!(
-                    "{f}(({} *)(({} *){p} + (int64_t)({b})), {r});",
-                    reg_type(*bits)?,
-                    ctype(ty.element())?
-                ));
+                s.line(&format!("{f}(({} *)(({} *){p} + (int64_t)({b})), {r});", reg_type(*bits)?, ctype(ty.element())?));
                 s.count(&f);
                 return Ok(StoreHook::Done);
             }
@@ -369,30 +370,25 @@ impl Emitter<'_> {
     }
 
     fn dag_node(&mut self, n: usize) -> R<crate::isel::encode::Node> {
-        let sel = self
-            .isel()
-            .sel
-            .as_ref()
-            .ok_or_else(|| CompileError::new("internal: no selection"))?;
-        sel.dag
-            .get(n)
-            .cloned()
-            .ok_or_else(|| CompileError::new(format!("internal: no DAG node {n}")))
+        let sel = self.isel().sel.as_ref().ok_or_else(|| CompileError::new("internal: no selection"))?;
+        sel.dag.get(n).cloned().ok_or_else(|| CompileError::new(format!("internal: no DAG node {n}")))
     }
 
     fn leaf_expr(&mut self, text: &str) -> R<Expr> {
-        let sel = self
-            .isel()
-            .sel
-            .as_ref()
-            .ok_or_else(|| CompileError::new("internal: no selection"))?;
-        sel.leaves.get(text).cloned().ok_or_else(|| {
-            CompileError::new(format!("internal: no Stmt expression for leaf `{text}`"))
-        })
+        let sel = self.isel().sel.as_ref().ok_or_else(|| CompileError::new("internal: no selection"))?;
+        sel.leaves.get(text).cloned().ok_or_else(|| CompileError::new(format!("internal: no Stmt expression for leaf `{text}`")))
     }
 
     /// A `let` in scope bound to node `n` by [`Self::isel_let`]: its value.
     fn let_val(&mut self, n: usize) -> Option<Val> {
+        self.let_binding(n).map(|(_, cname, ty, reg)| match reg {
+            Some((r, bits)) => Val::Reg(r, bits),
+            None => Val::Arr(cname, ty),
+        })
+    }
+
+    /// A `let` in scope bound to node `n`: its name, lane array, type and register.
+    fn let_binding(&mut self, n: usize) -> Option<(String, String, Type, Option<(String, u32)>)> {
         let names = self.isel().let_names.get(&n)?.clone();
         for name in names {
             let Ok(b) = self.lookup(&name) else { continue };
@@ -400,10 +396,7 @@ impl Emitter<'_> {
             if let Some((node, reg)) = self.isel().lets.get(&cname).cloned()
                 && node == n
             {
-                return Some(match reg {
-                    Some((r, bits)) => Val::Reg(r, bits),
-                    None => Val::Arr(cname, ty),
-                });
+                return Some((name, cname, ty, reg));
             }
         }
         None
@@ -446,10 +439,7 @@ impl Emitter<'_> {
             let b = self.hoist(base)?;
             let (rt, f) = (reg_type(bits)?, format!("{}_loadu_si{bits}", prefix(bits)));
             let r = self.fresh("r");
-            self.line(&format!(
-                "{rt} {r} = {f}((const {rt} *)((const {} *){p} + (int64_t)({b})));",
-                ctype(e.ty.element())?
-            ));
+            self.line(&format!("{rt} {r} = {f}((const {rt} *)((const {} *){p} + (int64_t)({b})));", ctype(e.ty.element())?));
             self.count(&f);
             return Ok(Val::Reg(r, bits));
         }
@@ -461,9 +451,7 @@ impl Emitter<'_> {
         let rt = reg_type(bits)?;
         match v {
             Val::Reg(r, b) if b == bits => Ok(r),
-            Val::Reg(_, b) => Err(CompileError::new(format!(
-                "a {b}-bit register where {bits} bits are expected"
-            ))),
+            Val::Reg(_, b) => Err(CompileError::new(format!("a {b}-bit register where {bits} bits are expected"))),
             Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => {
                 let f = format!("{}_loadu_si{bits}", prefix(bits));
                 let r = self.fresh("r");
@@ -471,9 +459,7 @@ impl Emitter<'_> {
                 self.count(&f);
                 Ok(r)
             }
-            Val::Arr(_, t) => Err(CompileError::unsupported(format!(
-                "a {t} value in a {bits}-bit register"
-            ))),
+            Val::Arr(_, t) => Err(CompileError::unsupported(format!("a {t} value in a {bits}-bit register"))),
             Val::Const(cb, value) => {
                 let (suffix, ct) = match cb {
                     8 => ("epi8", "char"),
@@ -481,9 +467,7 @@ impl Emitter<'_> {
                     32 => ("epi32", "int"),
                     64 => ("epi64x", "long long"),
                     _ => {
-                        return Err(CompileError::unsupported(format!(
-                            "a {cb}-bit constant in a register"
-                        )));
+                        return Err(CompileError::unsupported(format!("a {cb}-bit constant in a register")));
                     }
                 };
                 let f = format!("{}_set1_{suffix}", prefix(bits));
@@ -492,9 +476,7 @@ impl Emitter<'_> {
                 self.count(&f);
                 Ok(r)
             }
-            Val::Scalar(_) => Err(CompileError::unsupported(
-                "a scalar operand of a vector instruction",
-            )),
+            Val::Scalar(_) => Err(CompileError::unsupported("a scalar operand of a vector instruction")),
         }
     }
 
@@ -504,33 +486,20 @@ impl Emitter<'_> {
         let n = t.lanes;
         match v {
             Val::Arr(a, at) if ctype(at.element())? == ct && at.lanes == n => Ok(a),
-            Val::Arr(a, at)
-                if at.total_bits() == t.total_bits() && !at.is_bool() && !t.is_bool() =>
-            {
+            Val::Arr(a, at) if at.total_bits() == t.total_bits() && !at.is_bool() && !t.is_bool() => {
                 let out = self.fresh("v");
-                self.line(&format!(
-                    "{ct} {out}[{n}]; memcpy({out}, {a}, sizeof {out});"
-                ));
+                self.line(&format!("{ct} {out}[{n}]; memcpy({out}, {a}, sizeof {out});"));
                 Ok(out)
             }
             Val::Reg(r, bits) if t.total_bits() == bits as u64 && !t.is_bool() => {
                 let out = self.fresh("v");
                 let f = format!("{}_storeu_si{bits}", prefix(bits));
-                self.line(&format!(
-                    "{ct} {out}[{n}]; {f}(({} *){out}, {r});",
-                    reg_type(bits)?
-                ));
+                self.line(&format!("{ct} {out}[{n}]; {f}(({} *){out}, {r});", reg_type(bits)?));
                 self.count(&f);
                 Ok(out)
             }
             Val::Const(bits, value) => {
-                let e = Expr::new(
-                    t,
-                    ExprKind::Broadcast {
-                        value: Box::new(literal(t, bits, value)),
-                        lanes: n,
-                    },
-                );
+                let e = Expr::new(t, ExprKind::Broadcast { value: Box::new(literal(t, bits, value)), lanes: n });
                 self.lower_vector_expr(&e)
             }
             v => Err(CompileError::unsupported(format!("{v:?} as {t}"))),
@@ -539,19 +508,10 @@ impl Emitter<'_> {
 
     /// An x86 node: its intrinsic called by name.
     fn x86_call(&mut self, name: &str, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
-        let (instr, _) = self
-            .isel()
-            .target
-            .x86
-            .get(name)
-            .ok_or_else(|| CompileError::new(format!("no spec for `{name}`")))?;
+        let (instr, _) = self.isel().target.x86.get(name).ok_or_else(|| CompileError::new(format!("no spec for `{name}`")))?;
         let (params, ret): (Vec<Ty>, Ty) = (instr.params.iter().map(|p| p.ty).collect(), instr.ret);
         if params.len() != kids.len() {
-            return Err(CompileError::new(format!(
-                "`{name}` takes {} operands, the DAG gives {}",
-                params.len(),
-                kids.len()
-            )));
+            return Err(CompileError::new(format!("`{name}` takes {} operands, the DAG gives {}", params.len(), kids.len())));
         }
         let mut args = Vec::new();
         for (ty, &k) in params.iter().zip(kids) {
@@ -561,15 +521,11 @@ impl Emitter<'_> {
                 Ty::Imm(_) => match v {
                     Val::Const(_, value) => format!("{value}"),
                     _ => {
-                        return Err(CompileError::unsupported(format!(
-                            "a non-constant immediate of `{name}`"
-                        )));
+                        return Err(CompileError::unsupported(format!("a non-constant immediate of `{name}`")));
                     }
                 },
                 Ty::Mask(w) => {
-                    return Err(CompileError::unsupported(format!(
-                        "a mask{w} operand of `{name}` (no AVX-512 here)"
-                    )));
+                    return Err(CompileError::unsupported(format!("a mask{w} operand of `{name}` (no AVX-512 here)")));
                 }
             });
         }
@@ -583,20 +539,21 @@ impl Emitter<'_> {
         Ok(Val::Reg(r, bits))
     }
 
-    /// A Halide node: rebuilt as a Stmt expression over its operands and
+    /// A Halide node: rebuilt as a Stmt expression over its operands (Halide
+    /// operands inlined, so element-wise ops fuse into one lane loop) and
     /// lowered naively.
-    fn halide_node(
-        &mut self,
-        name: &str,
-        g: &[i64],
-        kids: &[usize],
-        memo: &mut HashMap<usize, Val>,
-    ) -> R<Val> {
-        let gp = |k: usize| {
-            g.get(k)
-                .copied()
-                .ok_or_else(|| CompileError::new(format!("`{name}` lacks generic {k}")))
-        };
+    fn halide_node(&mut self, name: &str, g: &[i64], kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        let scope = self.scope.len();
+        let r = self.halide_expr(name, g, kids, memo).and_then(|e| if e.ty.lanes == 1 { self.hoist(&e).map(Val::Scalar) } else { self.lower_vector_expr(&e).map(|a| Val::Arr(a, e.ty)) });
+        self.scope.truncate(scope);
+        r
+    }
+
+    /// The Stmt expression of a Halide node; its non-Halide operands are
+    /// placeholder variables bound (until the caller truncates the scope)
+    /// to their lane arrays.
+    fn halide_expr(&mut self, name: &str, g: &[i64], kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Expr> {
+        let gp = |k: usize| g.get(k).copied().ok_or_else(|| CompileError::new(format!("`{name}` lacks generic {k}")));
         let (s, e, n) = (gp(0)?, gp(1)?, gp(2)?);
         let t = sen(s, e, n);
         let bool_n = Type::bool().with_lanes(n as u32);
@@ -605,141 +562,54 @@ impl Emitter<'_> {
         }
         let binop = |op: &str| -> Option<BinOp> {
             use BinOp::*;
-            [Add, Sub, Mul, Div, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge]
-                .into_iter()
-                .find(|b| b.op_name() == op)
+            [Add, Sub, Mul, Div, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge].into_iter().find(|b| b.op_name() == op)
         };
         // (operand types, result type, how the operands make the expression)
         type Build = Box<dyn Fn(Vec<Expr>) -> ExprKind>;
-        let call = |i: Intrinsic| -> Build {
-            Box::new(move |a| ExprKind::Call {
-                callee: Callee::Intrinsic(i),
-                args: a,
-            })
-        };
+        let call = |i: Intrinsic| -> Build { Box::new(move |a| ExprKind::Call { callee: Callee::Intrinsic(i), args: a }) };
         let (kid_tys, rt, build): (Vec<Type>, Type, Build) = match name {
-            "cast" => (
-                vec![t],
-                sen(gp(3)?, gp(4)?, n),
-                Box::new(|a: Vec<Expr>| ExprKind::Cast(bx(a[0].clone()))),
-            ),
-            "reinterpret" => (
-                vec![t],
-                sen(gp(3)?, gp(4)?, gp(5)?),
-                Box::new(|a: Vec<Expr>| ExprKind::Reinterpret(bx(a[0].clone()))),
-            ),
+            "cast" => (vec![t], sen(gp(3)?, gp(4)?, n), Box::new(|a: Vec<Expr>| ExprKind::Cast(bx(a[0].clone())))),
+            "reinterpret" => (vec![t], sen(gp(3)?, gp(4)?, gp(5)?), Box::new(|a: Vec<Expr>| ExprKind::Reinterpret(bx(a[0].clone())))),
             "and" | "or" if e == 1 => {
                 let op = if name == "and" { BinOp::And } else { BinOp::Or };
-                (
-                    vec![t, t],
-                    t,
-                    Box::new(move |a: Vec<Expr>| {
-                        ExprKind::Binary(op, bx(a[0].clone()), bx(a[1].clone()))
-                    }),
-                )
+                (vec![t, t], t, Box::new(move |a: Vec<Expr>| ExprKind::Binary(op, bx(a[0].clone()), bx(a[1].clone()))))
             }
             "and" => (vec![t, t], t, call(Intrinsic::BitwiseAnd)),
             "or" => (vec![t, t], t, call(Intrinsic::BitwiseOr)),
             "xor" => (vec![t, t], t, call(Intrinsic::BitwiseXor)),
-            "not" if e == 1 => (
-                vec![t],
-                t,
-                Box::new(|a: Vec<Expr>| ExprKind::Not(bx(a[0].clone()))),
-            ),
+            "not" if e == 1 => (vec![t], t, Box::new(|a: Vec<Expr>| ExprKind::Not(bx(a[0].clone())))),
             "not" => (vec![t], t, call(Intrinsic::BitwiseNot)),
             op if binop(op).is_some() => {
                 let b = binop(op).expect("checked");
                 let rt = if b.is_comparison() { bool_n } else { t };
-                (
-                    vec![t, t],
-                    rt,
-                    Box::new(move |a: Vec<Expr>| {
-                        ExprKind::Binary(b, bx(a[0].clone()), bx(a[1].clone()))
-                    }),
-                )
+                (vec![t, t], rt, Box::new(move |a: Vec<Expr>| ExprKind::Binary(b, bx(a[0].clone()), bx(a[1].clone()))))
             }
-            "select" => (
-                vec![bool_n, t, t],
-                t,
-                Box::new(|a: Vec<Expr>| {
-                    ExprKind::Select(bx(a[0].clone()), bx(a[1].clone()), bx(a[2].clone()))
-                }),
-            ),
-            "ramp" => (
-                vec![t.element(), t.element()],
-                t,
-                Box::new(move |a: Vec<Expr>| ExprKind::Ramp {
-                    base: bx(a[0].clone()),
-                    stride: bx(a[1].clone()),
-                    lanes: n as u32,
-                }),
-            ),
-            "broadcast" => (
-                vec![t.element()],
-                t,
-                Box::new(move |a: Vec<Expr>| ExprKind::Broadcast {
-                    value: bx(a[0].clone()),
-                    lanes: n as u32,
-                }),
-            ),
+            "select" => (vec![bool_n, t, t], t, Box::new(|a: Vec<Expr>| ExprKind::Select(bx(a[0].clone()), bx(a[1].clone()), bx(a[2].clone())))),
+            "ramp" => (vec![t.element(), t.element()], t, Box::new(move |a: Vec<Expr>| ExprKind::Ramp { base: bx(a[0].clone()), stride: bx(a[1].clone()), lanes: n as u32 })),
+            "broadcast" => (vec![t.element()], t, Box::new(move |a: Vec<Expr>| ExprKind::Broadcast { value: bx(a[0].clone()), lanes: n as u32 })),
             "concat" => {
                 let m = gp(3)?;
                 let total = (n + m) as u32;
-                (
-                    vec![t, sen(s, e, m)],
-                    sen(s, e, n + m),
-                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
-                        vectors: a,
-                        indices: (0..total).collect(),
-                    }),
-                )
+                (vec![t, sen(s, e, m)], sen(s, e, n + m), Box::new(move |a: Vec<Expr>| ExprKind::Shuffle { vectors: a, indices: (0..total).collect() }))
             }
             "interleave" => {
                 let nn = n as u32;
-                (
-                    vec![t, t],
-                    sen(s, e, 2 * n),
-                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
-                        vectors: a,
-                        indices: (0..2 * nn).map(|k| k / 2 + (k % 2) * nn).collect(),
-                    }),
-                )
+                (vec![t, t], sen(s, e, 2 * n), Box::new(move |a: Vec<Expr>| ExprKind::Shuffle { vectors: a, indices: (0..2 * nn).map(|k| k / 2 + (k % 2) * nn).collect() }))
             }
             "slice" => {
                 let (m, begin, stride) = (gp(3)?, gp(4)?, gp(5)?);
                 let idx: Vec<u32> = (0..n).map(|k| (begin + k * stride) as u32).collect();
-                (
-                    vec![sen(s, e, m)],
-                    t,
-                    Box::new(move |a: Vec<Expr>| ExprKind::Shuffle {
-                        vectors: a,
-                        indices: idx.clone(),
-                    }),
-                )
+                (vec![sen(s, e, m)], t, Box::new(move |a: Vec<Expr>| ExprKind::Shuffle { vectors: a, indices: idx.clone() }))
             }
             r if ReduceOp::from_name(r).is_some() => {
                 let op = ReduceOp::from_name(r).expect("checked");
-                (
-                    vec![sen(s, e, n * gp(3)?)],
-                    t,
-                    Box::new(move |a: Vec<Expr>| ExprKind::VectorReduce {
-                        op,
-                        value: bx(a[0].clone()),
-                    }),
-                )
+                (vec![sen(s, e, n * gp(3)?)], t, Box::new(move |a: Vec<Expr>| ExprKind::VectorReduce { op, value: bx(a[0].clone()) }))
             }
-            "shl"
-            | "shr"
-            | "rounding_shift_left"
-            | "rounding_shift_right"
-            | "widening_shift_left"
-            | "widening_shift_right"
-            | "widening_mul" => {
+            "shl" | "shr" | "rounding_shift_left" | "rounding_shift_right" | "widening_shift_left" | "widening_shift_right" | "widening_mul" => {
                 let i = match name {
                     "shl" => Intrinsic::ShiftLeft,
                     "shr" => Intrinsic::ShiftRight,
-                    other => Intrinsic::from_name(other)
-                        .ok_or_else(|| CompileError::new(format!("intrinsic `{other}`")))?,
+                    other => Intrinsic::from_name(other).ok_or_else(|| CompileError::new(format!("intrinsic `{other}`")))?,
                 };
                 let s2 = gp(3)?;
                 let rt = match name {
@@ -750,44 +620,31 @@ impl Emitter<'_> {
                 (vec![t, sen(s2, e, n)], rt, call(i))
             }
             "widen_right_add" | "widen_right_sub" | "widen_right_mul" => {
-                let i = Intrinsic::from_name(name)
-                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                let i = Intrinsic::from_name(name).ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
                 (vec![sen(s, 2 * e, n), t], sen(s, 2 * e, n), call(i))
             }
-            "saturating_cast" => (
-                vec![t],
-                sen(gp(3)?, gp(4)?, n),
-                call(Intrinsic::SaturatingCast),
-            ),
+            "saturating_cast" => (vec![t], sen(gp(3)?, gp(4)?, n), call(Intrinsic::SaturatingCast)),
             "widening_add" | "widening_sub" => {
-                let i = Intrinsic::from_name(name)
-                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                let i = Intrinsic::from_name(name).ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
                 let rs = if name == "widening_sub" { 1 } else { s };
                 (vec![t, t], sen(rs, 2 * e, n), call(i))
             }
             "mul_shift_right" | "rounding_mul_shift_right" => {
-                let i = Intrinsic::from_name(name)
-                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                let i = Intrinsic::from_name(name).ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
                 (vec![t, t, sen(0, e, n)], t, call(i))
             }
             "absd" | "abs" => {
-                let i = Intrinsic::from_name(name)
-                    .ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
+                let i = Intrinsic::from_name(name).ok_or_else(|| CompileError::new(format!("intrinsic `{name}`")))?;
                 (vec![t; kids.len()], sen(0, e, n), call(i))
             }
             other => {
-                let i = Intrinsic::from_name(other)
-                    .ok_or_else(|| CompileError::unsupported(format!("Halide op `{other}`")))?;
+                let i = Intrinsic::from_name(other).ok_or_else(|| CompileError::unsupported(format!("Halide op `{other}`")))?;
                 (vec![t; kids.len()], t, call(i))
             }
         };
         if kid_tys.len() != kids.len() {
-            return Err(CompileError::new(format!(
-                "`{name}` with {} operands",
-                kids.len()
-            )));
+            return Err(CompileError::new(format!("`{name}` with {} operands", kids.len())));
         }
-        let scope = self.scope.len();
         let mut args = Vec::new();
         for (&kt, &k) in kid_tys.iter().zip(kids) {
             let node = self.dag_node(k)?;
@@ -795,20 +652,17 @@ impl Emitter<'_> {
                 Op::Const { bits, value } if kt.lanes == 1 => literal(kt, *bits, *value),
                 Op::Leaf { text, .. } if self.let_val(k).is_none() => {
                     let le = self.leaf_expr(text)?;
-                    if le.ty == kt {
-                        le
-                    } else if le.ty.total_bits() == kt.total_bits()
-                        && le.ty.lanes == kt.lanes
-                        && !le.ty.is_bool()
-                        && !kt.is_bool()
-                    {
-                        Expr::new(kt, ExprKind::Reinterpret(bx(le)))
-                    } else {
-                        return Err(CompileError::new(format!(
-                            "leaf `{text}` of type {} where `{name}` takes {kt}",
-                            le.ty
-                        )));
-                    }
+                    fit(le, kt, name)?
+                }
+                _ if kt.lanes > 1 && self.let_binding(k).is_some() => {
+                    // A let's lane array, by its name.
+                    let (var, _, ty, _) = self.let_binding(k).expect("checked");
+                    fit(Expr::new(ty, ExprKind::Var(var)), kt, name)?
+                }
+                Op::Halide { name: kn, generics: kg } if self.let_val(k).is_none() && !memo.contains_key(&k) => {
+                    self.isel().report.naive_nodes += 1;
+                    let ke = self.halide_expr(kn, kg, &node.kids, memo)?;
+                    fit(ke, kt, name)?
                 }
                 _ if kt.lanes == 1 => match self.node_val(k, memo)? {
                     Val::Scalar(c) => {
@@ -818,9 +672,7 @@ impl Emitter<'_> {
                         Expr::new(kt, ExprKind::Var(v))
                     }
                     other => {
-                        return Err(CompileError::unsupported(format!(
-                            "{other:?} as a scalar operand of `{name}`"
-                        )));
+                        return Err(CompileError::unsupported(format!("{other:?} as a scalar operand of `{name}`")));
                     }
                 },
                 _ => {
@@ -833,13 +685,6 @@ impl Emitter<'_> {
             };
             args.push(arg);
         }
-        let e = Expr::new(rt, build(args));
-        let r = if rt.lanes == 1 {
-            self.hoist(&e).map(Val::Scalar)
-        } else {
-            self.lower_vector_expr(&e).map(|a| Val::Arr(a, rt))
-        };
-        self.scope.truncate(scope);
-        r
+        Ok(Expr::new(rt, build(args)))
     }
 }
