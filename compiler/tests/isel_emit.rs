@@ -75,6 +75,25 @@ for (acc.s0.x, 0, 512) {
 }
 "#;
 
+/// A broadcast constant as a vector operand (set1), a shift by a constant
+/// (an `imm8` operand) and a 128-bit instruction on `__m128i`.
+const IMM: &str = r#"module name=imm, target=x86-64-linux-avx2-no_runtime
+external func imm (a, h, out, out16, out8) {
+let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
+let h = (void *)_halide_buffer_get_host((struct halide_buffer_t *)h.buffer)
+let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
+let out16 = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out16.buffer)
+let out8 = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out8.buffer)
+let t = (uint8x32)a[ramp(0, 1, 32)]
+out[ramp(0, 1, 32)] = (uint8x32)saturating_add(t, x32((uint8)200))
+let w = (uint16x16)h[ramp(0, 1, 16)]
+out16[ramp(0, 1, 16)] = (uint16x16)shift_left(w, x16((uint16)3))
+let s = (uint8x16)a[ramp(0, 1, 16)]
+let s2 = (uint8x16)a[ramp(16, 1, 16)]
+out8[ramp(0, 1, 16)] = (uint8x16)rounding_halving_add(s, s2)
+}
+"#;
+
 /// Every instantiation proved in this process: no shared cache file.
 fn isel_opts() -> Options {
     Options { verdict_cache: None, ..Options::default() }
@@ -238,6 +257,20 @@ fn dot_avx2() -> Result<(), Failed> {
     Ok(())
 }
 
+fn imm_avx2() -> Result<(), Failed> {
+    let m = parse(IMM);
+    let (u8, u16) = (Type::uint(8), Type::uint(16));
+    let (c, report) = check("isel_imm", &m, Some(isel_opts()), &[(u8, 32), (u16, 16), (u8, 32), (u16, 16), (u8, 16)])?;
+    let r = report.expect("a report");
+    eprint!("{}", r.summary());
+    let b = body(&c);
+    ensure(b.contains("_mm256_set1_epi8((char)200LL)") && b.contains("_mm256_adds_epu8("), || c.clone())?;
+    ensure(b.contains("_mm256_slli_epi16(") && b.contains(", 3);"), || c.clone())?;
+    ensure(b.contains("__m128i") && b.contains("_mm_avg_epu8(") && b.contains("_mm_loadu_si128(") && b.contains("_mm_storeu_si128("), || c.clone())?;
+    ensure(r.fallback_exprs() == 0 && !b.contains("for (int l = 0;"), || format!("{}\n{c}", r.summary()))?;
+    Ok(())
+}
+
 fn without_rules_avx2() -> Result<(), Failed> {
     let m = parse(&fpir_u8_32());
     let u8 = Type::uint(8);
@@ -312,6 +345,7 @@ fn main() {
         Trial::test("default_emit_is_unchanged_without_isel", default_is_unchanged),
         Trial::test("avx2_fpir_u8_32_calls_intrinsics_and_matches_the_interpreter", fpir_u8_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_madd_kernel_calls_intrinsics_and_matches_the_interpreter", kernel_avx2).with_ignored_flag(!avx2),
+        Trial::test("avx2_set1_immediates_and_128_bit_match_the_interpreter", imm_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_without_rules_compiles_naively_and_counts_fallbacks", without_rules_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_loop_is_vpmaddwd_and_matches_the_interpreter", dot_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_timing_isel_vs_naive", dot_timing).with_ignored_flag(true),

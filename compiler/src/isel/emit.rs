@@ -190,6 +190,17 @@ fn dense_load(e: &Expr) -> Option<(&str, &Expr)> {
     (one && base.ty.lanes == 1 && e.ty.is_int_or_uint()).then_some((name.as_str(), base))
 }
 
+/// The `set1` suffix and argument C type for `bits`-bit elements.
+fn set1_suffix(bits: i64) -> R<(&'static str, &'static str)> {
+    Ok(match bits {
+        8 => ("epi8", "char"),
+        16 => ("epi16", "short"),
+        32 => ("epi32", "int"),
+        64 => ("epi64x", "long long"),
+        _ => return Err(CompileError::unsupported(format!("a {bits}-bit element in a register"))),
+    })
+}
+
 /// `e` as an operand of type `t`: itself, or reinterpreted from a type of
 /// the same lanes and width.
 fn fit(e: Expr, t: Type, user: &str) -> R<Expr> {
@@ -414,6 +425,21 @@ impl Emitter<'_> {
                 self.leaf_val(&e)
             }
             Op::X86 { name } => self.x86_call(name, &node.kids, memo),
+            Op::Halide { name, generics } if name == "broadcast" && matches!(generics[..], [_, 8 | 16 | 32 | 64, _]) && matches!(generics[1] * generics[2], 128 | 256) => {
+                // A broadcast of a constant or a scalar is one set1.
+                let (bits, v) = ((generics[1] * generics[2]) as u32, self.node_val(node.kids[0], memo)?);
+                let (rt, f) = (reg_type(bits)?, format!("{}_set1_{}", prefix(bits), set1_suffix(generics[1])?.0));
+                let ct = set1_suffix(generics[1])?.1;
+                let arg = match v {
+                    Val::Const(_, value) => format!("({ct}){value}LL"),
+                    Val::Scalar(c) => format!("({ct})({c})"),
+                    other => return Err(CompileError::unsupported(format!("a broadcast of {other:?}"))),
+                };
+                let r = self.fresh("r");
+                self.line(&format!("{rt} {r} = {f}({arg});"));
+                self.count(&f);
+                Ok(Val::Reg(r, bits))
+            }
             Op::Halide { name, generics } => {
                 self.isel().report.naive_nodes += 1;
                 self.halide_node(name, generics, &node.kids, memo)
@@ -461,15 +487,7 @@ impl Emitter<'_> {
             }
             Val::Arr(_, t) => Err(CompileError::unsupported(format!("a {t} value in a {bits}-bit register"))),
             Val::Const(cb, value) => {
-                let (suffix, ct) = match cb {
-                    8 => ("epi8", "char"),
-                    16 => ("epi16", "short"),
-                    32 => ("epi32", "int"),
-                    64 => ("epi64x", "long long"),
-                    _ => {
-                        return Err(CompileError::unsupported(format!("a {cb}-bit constant in a register")));
-                    }
-                };
+                let (suffix, ct) = set1_suffix(cb)?;
                 let f = format!("{}_set1_{suffix}", prefix(bits));
                 let r = self.fresh("r");
                 self.line(&format!("{rt} {r} = {f}(({ct}){value}LL);"));
