@@ -9,6 +9,13 @@ pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
 
 pub type Assignment = Vec<(String, i128)>;
 
+/// Assignments one rule may have. Each is proved on its own, so a rule
+/// needs far fewer; the bundled rules have at most a dozen.
+pub const MAX_INSTANTIATIONS: usize = 10_000;
+/// Condition evaluations one rule's instantiation may take (assignments
+/// times the work of each). The bundled rules take a few hundred.
+pub const MAX_INSTANTIATION_WORK: usize = 1_000_000;
+
 /// Every assignment of the rule's numeric variables that satisfies its
 /// side conditions.
 pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignment>, String> {
@@ -28,9 +35,18 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
         domains.push((v.clone(), dom));
     }
     let mut out = Vec::new();
-    let Some(total) = domains.iter().try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len()).filter(|&t| t <= 100_000)) else {
-        return Err("more than 100000 instantiations; narrow the domains".into());
+    let Some(total) = domains.iter().try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len()).filter(|&t| t <= MAX_INSTANTIATIONS)) else {
+        return Err(format!("more than {MAX_INSTANTIATIONS} instantiations; narrow the domains"));
     };
+    // Each assignment evaluates the definitions until they settle (up to
+    // defs^2) and every comparison; bound the product, not only the count.
+    let n_defs = rule.conds.iter().filter(|c| matches!(c, Cond::Define(..))).count();
+    let per_env = n_defs * (n_defs + 1) + rule.conds.len() + domains.len() + 1;
+    if total.saturating_mul(per_env) > MAX_INSTANTIATION_WORK {
+        return Err(format!(
+            "{total} instantiations of {per_env} steps each is more than {MAX_INSTANTIATION_WORK} steps; narrow the domains or use fewer conditions"
+        ));
+    }
     for k in 0..total {
         let mut env: Assignment = Vec::new();
         let mut r = k;
@@ -95,19 +111,38 @@ pub fn describe_env(env: &Assignment) -> String {
 /// An instruction name with its templates filled in: `{v}` takes the value
 /// of `?v`, and `{mm}` becomes `mm`, `mm256` or `mm512` from `?vsize*`.
 pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
-    let mut n = name.to_string();
-    for (v, x) in env {
-        n = n.replace(&format!("{{{v}}}"), &x.to_string());
+    // One pass over the name, looking each `{var}` up: a long template is
+    // expanded once per instantiation, so this is linear in its length.
+    let mut n = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(open) = rest.find('{') {
+        n.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            n.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        let key = &after[..close];
+        if let Some((_, x)) = env.iter().find(|(v, _)| v == key) {
+            n.push_str(&x.to_string());
+        } else if key == "mm" {
+            let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
+            n.push_str(match vs {
+                128 => "mm",
+                256 => "mm256",
+                512 => "mm512",
+                other => return Err(format!("{{mm}} has no form for ?vsize={other}")),
+            });
+        } else {
+            // Not a variable: kept, and reported below.
+            n.push('{');
+            rest = after;
+            continue;
+        }
+        rest = &after[close + 1..];
     }
-    if n.contains("{mm}") {
-        let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
-        n = n.replace("{mm}", match vs {
-            128 => "mm",
-            256 => "mm256",
-            512 => "mm512",
-            other => return Err(format!("{{mm}} has no form for ?vsize={other}")),
-        });
-    }
+    n.push_str(rest);
     if let Some(open) = n.find('{') {
         return Err(format!("`{n}` still has a template at byte {open}: no variable fills it"));
     }
