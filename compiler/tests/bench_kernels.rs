@@ -17,7 +17,6 @@ use common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
 use misaal_frontends::stmt::ast::{ArgKind, Func};
 use misaal_frontends::stmt::parse_module;
-use misaal_frontends::stmt::types::Type;
 use std::time::Instant;
 
 const BENCHMARKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks");
@@ -39,36 +38,8 @@ const CI_KERNELS: &[&str] = &[
 /// near a minute: the interpreter takes 10-40 s per kernel here.
 const SETS: &[&str] = &["edge mix"];
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
 
-fn input(n: usize, size: usize, s: &mut u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n * size);
-    for _ in 0..n {
-        let r = xorshift(s);
-        let edge = (r % 10 < 4).then_some((r >> 8) % 4);
-        for k in 0..size {
-            let last = k + 1 == size;
-            out.push(match edge {
-                None => (xorshift(s) >> 24) as u8,
-                Some(0) => 0,
-                Some(1) => 0xFF,
-                Some(2) => if last { 0x80 } else { 0 },
-                _ => if last { 0x7F } else { 0xFF },
-            });
-        }
-    }
-    out
-}
 
-fn ty(s: &str) -> Type {
-    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
-    if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
-}
 
 /// Where two byte strings first differ, for the failure message.
 fn differ(ours: &[u8], want: &[u8]) -> Option<String> {
@@ -122,7 +93,7 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Res
             let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
             let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
             if s["output"] != true {
-                b.data = input(b.len(), elem_bytes(t), &mut state);
+                b.data = input(1, b.len(), elem_bytes(t), &mut state);
             }
             args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
             vals.push(ArgValue::Buffer(b));

@@ -21,7 +21,6 @@ use common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
 use misaal_frontends::stmt::ast::{ArgKind, Func, Module};
 use misaal_frontends::stmt::parse_module;
-use misaal_frontends::stmt::types::Type;
 use std::time::Instant;
 
 const BENCHMARKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../benchmarks");
@@ -31,38 +30,8 @@ const CI_KERNELS: &[&str] = &[
     "fully_connected", // widening_mul, rounding_mul_shift_right, rounding_shift_right and saturating_add stand-ins
 ];
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
 
-/// Uniform random bytes, or (set 1) an edge mix: 40% of elements 0, all
-/// ones, signed MIN or signed MAX.
-fn input(set: usize, n: usize, size: usize, s: &mut u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n * size);
-    for _ in 0..n {
-        let r = xorshift(s);
-        let edge = if set == 0 || r % 10 >= 4 { None } else { Some((r >> 8) % 4) };
-        for k in 0..size {
-            let last = k + 1 == size;
-            out.push(match edge {
-                None => (xorshift(s) >> 24) as u8,
-                Some(0) => 0,
-                Some(1) => 0xFF,
-                Some(2) => if last { 0x80 } else { 0 },
-                _ => if last { 0x7F } else { 0xFF },
-            });
-        }
-    }
-    out
-}
 
-fn ty(s: &str) -> Type {
-    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
-    if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
-}
 
 fn load(path: &str) -> Result<Module, String> {
     parse_module(path, &std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?).map_err(|d| d.to_string())

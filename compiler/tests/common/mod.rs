@@ -258,3 +258,36 @@ pub fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send)
     });
     pool.install(|| items.par_iter().map(f).collect())
 }
+
+pub fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// Uniform random bytes, or (set 1) an edge mix: 40% of elements 0, all
+/// ones, signed MIN or signed MAX.
+pub fn input(set: usize, n: usize, size: usize, s: &mut u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * size);
+    for _ in 0..n {
+        let r = xorshift(s);
+        let edge = if set == 0 || r % 10 >= 4 { None } else { Some((r >> 8) % 4) };
+        for k in 0..size {
+            let last = k + 1 == size;
+            out.push(match edge {
+                None => (xorshift(s) >> 24) as u8,
+                Some(0) => 0,
+                Some(1) => 0xFF,
+                Some(2) => if last { 0x80 } else { 0 },
+                _ => if last { 0x7F } else { 0xFF },
+            });
+        }
+    }
+    out
+}
+
+pub fn ty(s: &str) -> Type {
+    let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
+    if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
+}
