@@ -97,6 +97,11 @@ struct VerifyArgs {
     /// Z3 timeout per instantiation, in milliseconds; a timeout is `unknown`.
     #[arg(long, default_value_t = 10_000)]
     timeout: u32,
+    /// Z3 resource limit per query (0: none). Unlike --timeout it does not
+    /// depend on the machine's speed: the same rule gets the same verdict
+    /// everywhere. Exhausting it is `unknown`.
+    #[arg(long, default_value_t = 0)]
+    rlimit: u32,
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,

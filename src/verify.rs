@@ -27,7 +27,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     let x86 = SpecLibrary::load_dir(&x86_dir).map_err(|d| d.to_string())?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let libs = Libraries { x86: &x86, halide: &halide };
-    let cfg = AuditConfig { timeout_ms: args.timeout, quickcheck_cases: args.cases, ..Default::default() };
+    let cfg = AuditConfig { timeout_ms: args.timeout, rlimit: args.rlimit, quickcheck_cases: args.cases, ..Default::default() };
     let status = StatusTable::load(&StatusTable::path_for(&x86_dir)).map_err(|d| d.to_string())?;
     if args.include_unverified {
         println!("note: --include-unverified: rules may use x86 specs that have not met their oracle");
@@ -145,7 +145,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(1));
     }
     if unknown > 0 {
-        println!("NOT PROVED: {unknown} instantiation(s) unknown (solver timeout); raise --timeout or simplify the rule");
+        println!("NOT PROVED: {unknown} instantiation(s) unknown (the solver ran out of time or resources); raise --timeout (or --rlimit) or simplify the rule");
         return Ok(ExitCode::from(3));
     }
     if args.include_unverified {

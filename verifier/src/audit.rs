@@ -4,7 +4,7 @@
 
 use crate::differential::CaseGen;
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
-use crate::smt::{Equivalence, prove_equivalent};
+use crate::smt::{Budget, Equivalence, prove_equivalent};
 use misaal_isa::ast::Ty;
 use misaal_isa::dag::{Dag, NodeId};
 use misaal_isa::{BitVec, Lane, Semantics, SpecLibrary};
@@ -56,6 +56,9 @@ pub struct InstanceResult {
 #[derive(Clone, Debug)]
 pub struct AuditConfig {
     pub timeout_ms: u32,
+    /// Z3 resource limit per query (0: none); unlike the timeout, the same
+    /// on every machine.
+    pub rlimit: u32,
     pub quickcheck_cases: usize,
     pub seed: u64,
     /// Vector widths the target supports (x86: 128, 256, 512).
@@ -64,7 +67,7 @@ pub struct AuditConfig {
 
 impl Default for AuditConfig {
     fn default() -> Self {
-        AuditConfig { timeout_ms: 10_000, quickcheck_cases: 1000, seed: 0x7275_6c65, vector_widths: vec![128, 256, 512] }
+        AuditConfig { timeout_ms: 10_000, rlimit: 0, quickcheck_cases: 1000, seed: 0x7275_6c65, vector_widths: vec![128, 256, 512] }
     }
 }
 
@@ -189,7 +192,7 @@ fn counterexample(sides: &Sides, ops: &[BitVec]) -> String {
 pub fn cache_key(sides: &Sides, cfg: &AuditConfig) -> String {
     let names: Vec<String> = sides.vars.iter().map(|(n, _)| format!("?{n}")).collect();
     let render = |s: &Semantics| s.dag.render(s.lanes[0].root, &names);
-    let text = format!("{}\n=\n{}\n{} {} {}", render(&sides.lhs), render(&sides.rhs), cfg.timeout_ms, cfg.quickcheck_cases, cfg.seed);
+    let text = format!("{}\n=\n{}\n{} {} {} {}", render(&sides.lhs), render(&sides.rhs), cfg.timeout_ms, cfg.rlimit, cfg.quickcheck_cases, cfg.seed);
     let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
 }
@@ -239,7 +242,7 @@ pub fn check_instance(rule: &Rule, env: &Assignment, sides: &Sides, cfg: &AuditC
         return r;
     }
     let t = Instant::now();
-    let z3 = prove_equivalent(&sides.lhs, &sides.rhs, cfg.timeout_ms);
+    let z3 = prove_equivalent(&sides.lhs, &sides.rhs, Budget { timeout_ms: cfg.timeout_ms, rlimit: cfg.rlimit });
     r.solver_ms = t.elapsed().as_secs_f64() * 1e3;
     match (z3, differing) {
         (Equivalence::Proved, None) => r.verdict = Verdict::Proved,

@@ -142,11 +142,36 @@ pub fn encode_with(dag: &Dag, operands: &[BV], mut subst: impl FnMut(NodeId, BV)
     t
 }
 
-fn check(solver_timeout_ms: u32, claim: &Bool) -> z3::SatResult {
-    let solver = z3::Solver::new();
-    let mut p = z3::Params::new();
-    p.set_u32("timeout", solver_timeout_ms);
-    solver.set_params(&p);
+/// What one solver query may spend. The timeout is wall-clock and so
+/// depends on the machine; `rlimit` counts Z3's own resource units and gives
+/// the same verdict on every machine (0 means no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub timeout_ms: u32,
+    pub rlimit: u32,
+}
+
+impl From<u32> for Budget {
+    fn from(timeout_ms: u32) -> Self {
+        Budget { timeout_ms, rlimit: 0 }
+    }
+}
+
+impl Budget {
+    fn solver(self) -> z3::Solver {
+        let solver = z3::Solver::new();
+        let mut p = z3::Params::new();
+        p.set_u32("timeout", self.timeout_ms);
+        if self.rlimit > 0 {
+            p.set_u32("rlimit", self.rlimit);
+        }
+        solver.set_params(&p);
+        solver
+    }
+}
+
+fn check(budget: Budget, claim: &Bool) -> z3::SatResult {
+    let solver = budget.solver();
     solver.assert(claim.not());
     solver.check()
 }
@@ -155,7 +180,7 @@ fn check(solver_timeout_ms: u32, claim: &Bool) -> z3::SatResult {
 /// with equal values on random inputs are proved equal with small queries,
 /// bottom-up, and `b` is encoded over the shared terms. A proof of the whole
 /// then no longer has to rediscover them through adders.
-fn sweep(a: &Semantics, b: &Semantics, ops: &[BV], ta: &[BV]) -> Vec<BV> {
+fn sweep(a: &Semantics, b: &Semantics, ops: &[BV], ta: &[BV], budget: Budget) -> Vec<BV> {
     const CASES: usize = 24;
     let widths: Vec<misaal_isa::ast::Ty> = a.dag.operand_widths().iter().map(|&w| misaal_isa::ast::Ty::Bv(w)).collect();
     let cases = crate::differential::CaseGen::from_types(widths);
@@ -188,7 +213,8 @@ fn sweep(a: &Semantics, b: &Semantics, ops: &[BV], ta: &[BV]) -> Vec<BV> {
             return term;
         }
         // A failed or slow lemma only costs the sharing, never soundness.
-        match check(500, &other.eq(&term)) {
+        let lemma = Budget { timeout_ms: budget.timeout_ms.min(500), ..budget };
+        match check(lemma, &other.eq(&term)) {
             z3::SatResult::Unsat => other.clone(),
             _ => term,
         }
@@ -293,7 +319,8 @@ fn cone_key(x: &Semantics, y: &Semantics) -> String {
 /// leaves the least work); each query holds only its slice's cone of
 /// influence, slices whose cones match up to operand bit positions share one
 /// proof (`cone_key`), and together the slices prove the whole.
-pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equivalence {
+pub fn prove_equivalent(a: &Semantics, b: &Semantics, budget: impl Into<Budget>) -> Equivalence {
+    let budget = budget.into();
     let widths = a.dag.operand_widths();
     if widths != b.dag.operand_widths() || a.result_width != b.result_width {
         return Equivalence::Differ(Vec::new());
@@ -312,7 +339,7 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equiva
     }
     let w = a.result_width;
     if w <= 8 {
-        return prove_whole(a, b, timeout_ms);
+        return prove_whole(a, b, budget);
     }
     // For each slice width, the distinct cones to prove.
     let mut best: Option<(u64, Vec<(Semantics, Semantics)>)> = None;
@@ -334,10 +361,10 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equiva
             best = Some((cost, todo));
         }
     }
-    let Some((_, todo)) = best else { return prove_whole(a, b, timeout_ms) };
+    let Some((_, todo)) = best else { return prove_whole(a, b, budget) };
     let mut unknown = None;
     for (x, y) in &todo {
-        match prove_whole(x, y, timeout_ms) {
+        match prove_whole(x, y, budget) {
             Equivalence::Proved => {}
             d @ Equivalence::Differ(_) => return d,
             u @ Equivalence::Unknown(_) => unknown = Some(u),
@@ -346,16 +373,13 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equiva
     unknown.unwrap_or(Equivalence::Proved)
 }
 
-fn prove_whole(a: &Semantics, b: &Semantics, timeout_ms: u32) -> Equivalence {
+fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
     let widths = a.dag.operand_widths();
     let ops: Vec<BV> = widths.iter().enumerate().map(|(i, &w)| BV::new_const(format!("op{i}"), w)).collect();
     let ta = encode(&a.dag, &ops);
-    let tb = sweep(a, b, &ops, &ta);
+    let tb = sweep(a, b, &ops, &ta, budget);
     let whole = |s: &Semantics, t: &[BV]| s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes");
-    let solver = z3::Solver::new();
-    let mut p = z3::Params::new();
-    p.set_u32("timeout", timeout_ms);
-    solver.set_params(&p);
+    let solver = budget.solver();
     solver.assert(whole(a, &ta).eq(whole(b, &tb)).not());
     match solver.check() {
         z3::SatResult::Unsat => Equivalence::Proved,
