@@ -32,17 +32,35 @@ fn every_x86_spec_agrees_with_silicon() {
 
 /// The committed status table is current for every spec this CPU runs: a
 /// spec (or unroller) edited without re-running `misaal isa check` would
-/// otherwise drop out of classes and rules silently.
+/// otherwise drop out of classes and rules silently. A `skipped` row written
+/// on a CPU without the feature is current (its digest matches), only not
+/// verified yet: on a CPU that has the feature it is named, not failed, so a
+/// CI machine with AVX-512 does not need the table rewritten to pass.
 #[test]
 fn the_status_table_is_current_for_every_spec_this_cpu_runs() {
     let dir = misaal_isa::bundled_spec_dir("x86");
     let lib = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
     let table = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}"));
     let cfg = DiffConfig { cases: 1, ..Default::default() };
-    let stale: Vec<String> = lib
-        .iter()
-        .filter(|(i, s)| !matches!(check_against(&X86Silicon, i, s, &cfg), Verdict::Unavailable(_)))
-        .filter_map(|(i, s)| table.verified(&i.name, s).err())
-        .collect();
+    let (mut stale, mut unchecked_here) = (Vec::new(), Vec::new());
+    for (i, s) in lib.iter() {
+        if matches!(check_against(&X86Silicon, i, s, &cfg), Verdict::Unavailable(_)) {
+            continue;
+        }
+        match table.rows.get(&i.name) {
+            None => stale.push(format!("`{}` has no row", i.name)),
+            Some(r) if r.digest != misaal_isa::status::digest(s) => stale.push(format!("`{}` changed since it was checked", i.name)),
+            Some(r) if r.status == misaal_isa::SpecStatus::Failed => stale.push(format!("`{}` is recorded as failed ({})", i.name, r.evidence)),
+            Some(r) if !r.status.is_verified() => unchecked_here.push(i.name.clone()),
+            Some(_) => {}
+        }
+    }
+    if !unchecked_here.is_empty() {
+        eprintln!(
+            "NOTE: {} spec(s) this CPU runs are recorded as unverified by another CPU, e.g. {}; `misaal isa check --target x86` here would verify them",
+            unchecked_here.len(),
+            unchecked_here[0]
+        );
+    }
     assert!(stale.is_empty(), "{} spec(s) this CPU runs are not current in STATUS.tsv; run `misaal isa check --target x86`:\n{}", stale.len(), stale.join("\n"));
 }
