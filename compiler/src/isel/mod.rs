@@ -129,12 +129,17 @@ pub struct RootResult {
     pub term: String,
     /// Naive Halide ops in this root's extracted DAG.
     pub fallbacks: usize,
+    /// Its node in [`Selection::source`]: the expression as the Stmt wrote it.
+    pub source_node: usize,
 }
 
 /// Everything selection did for one kernel.
 #[derive(Clone, Debug)]
 pub struct Selection {
     pub roots: Vec<RootResult>,
+    /// The kernel's expressions as encoded from the Stmt, before rewriting
+    /// (what translation validation compares [`Selection::dag`] against).
+    pub source: encode::TermDag,
     /// The extracted DAG of every root, each shared node once, children
     /// before parents: what the emitter lowers (x86 nodes as intrinsics,
     /// Halide nodes naively, leaves as the Stmt expressions they name).
@@ -348,12 +353,19 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         .zip(&roots)
         .map(|(r, &c)| {
             let mine = x.reachable(&graph, &[c]).unwrap_or_default();
-            RootResult { label: r.label.clone(), node: index[&c], term: x.render(&graph, c), fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count() }
+            RootResult {
+                label: r.label.clone(),
+                node: index[&c],
+                term: x.render(&graph, c),
+                fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count(),
+                source_node: r.node,
+            }
         })
         .collect();
     let extract_secs = t.elapsed().as_secs_f64();
     Ok(Selection {
         roots: root_results,
+        source: dag.clone(),
         dag: out_dag,
         extractor,
         provenance,
