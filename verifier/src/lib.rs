@@ -10,6 +10,7 @@
 //! generation.
 
 pub mod audit;
+pub mod compose;
 pub mod differential;
 pub mod membership;
 pub mod mutation;

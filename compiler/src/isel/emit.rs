@@ -49,6 +49,9 @@ pub struct IselReport {
     pub intrinsics: BTreeMap<String, usize>,
     /// Selection's own account, per function.
     pub explain: String,
+    /// Each function's selection, as lowered here: what
+    /// `isel::validate::validate_all` checks.
+    pub selections: Vec<(String, Selection)>,
 }
 
 impl IselReport {
@@ -107,6 +110,7 @@ impl State {
         let sel = crate::isel::select_encoded(&self.target, &self.book, enc, t, &self.opts).map_err(CompileError::new)?;
         self.report.selected_fallbacks += sel.fallback_count();
         self.report.explain.push_str(&format!("function {}:\n{}", f.name, sel.explain()));
+        self.report.selections.push((f.name.clone(), sel.clone()));
         self.sel = Some(sel);
         self.cursor = 0;
         self.lets.clear();

@@ -22,6 +22,7 @@ pub mod encode;
 pub mod extract;
 pub mod rules;
 pub mod schedule;
+pub mod validate;
 
 use encode::{Encoder, Op};
 use extract::{CostModel, CostSource, Graph};
