@@ -1,0 +1,8 @@
+/* average_pool: 3x3 stride-2 average pooling of a uint8 HWC tensor (channels innermost),
+ * the rounded mean of the 9 taps ((uint16 sum + 4) / 9), clamped to [output_min, output_max].
+ * Scalar C baseline of benchmarks/kernels/average_pool.py (_nn.pool); see nn.h. */
+#include "nn.h"
+
+int scalar_average_pool(struct halide_buffer_t *input, uint8_t output_min, uint8_t output_max, struct halide_buffer_t *output) {
+    return pool(input, NULL, output_min, output_max, output, POOL_AVERAGE);
+}

@@ -1,0 +1,7 @@
+/* matmul_bias_gelu_matmul: hidden = gelu_q8(sat_i16(round((a*b + bias) >> 8))) (Q8 int16); out = hidden * c, int32.
+ * Scalar C baseline of benchmarks/kernels/matmul_bias_gelu_matmul.py (_nn.matmul_fused); see nn.h. */
+#include "nn.h"
+
+int scalar_matmul_bias_gelu_matmul(struct halide_buffer_t *a, struct halide_buffer_t *b, struct halide_buffer_t *bias, struct halide_buffer_t *c, struct halide_buffer_t *output) {
+    return matmul_fused(a, b, bias, NULL, c, output, EPI_GELU);
+}
