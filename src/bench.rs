@@ -29,7 +29,16 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let prog = if args.isel {
         let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
-        eprint!("{}", report.map(|r| r.summary()).unwrap_or_default());
+        eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
+        if args.validate {
+            let selections = report.map(|r| r.selections).unwrap_or_default();
+            let v = misaal_compiler::isel::validate::validate_all(&selections, &Default::default());
+            eprint!("{}", v.summary());
+            if v.exit_code() != 0 {
+                eprintln!("error: {}: the selection is {}; no C written", args.input.display(), if v.exit_code() == 3 { "not validated" } else { "wrong" });
+                return Ok(ExitCode::from(v.exit_code()));
+            }
+        }
         prog
     } else {
         misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?

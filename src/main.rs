@@ -60,6 +60,12 @@ struct CompileArgs {
     /// counted in a comment atop the C and on stderr). Off: the naive C.
     #[arg(long)]
     isel: bool,
+    /// With --isel: prove (Z3, at the kernel's widths) that every selected
+    /// instruction DAG computes what its Stmt expression does. A mismatch
+    /// prints both and a counterexample and exits 1, writing no C; a root
+    /// the solver cannot decide is "not validated" and exits 3.
+    #[arg(long, requires = "isel")]
+    validate: bool,
 }
 
 #[derive(Args)]

@@ -1,0 +1,146 @@
+//! Translation validation (`misaal_compiler::isel::validate`): a kernel's
+//! selection is proved equal to its Stmt root by root, and a selection made
+//! wrong on purpose is caught with a counterexample.
+
+use misaal_compiler::c::{EmitOptions, emit_with};
+use misaal_compiler::isel::encode::Op;
+use misaal_compiler::isel::validate::{ValidateOptions, validate, validate_all};
+use misaal_compiler::isel::{Options, Selection, Target, select_module};
+use misaal_frontends::stmt::parse_module;
+use std::sync::OnceLock;
+
+fn target() -> &'static Target {
+    static T: OnceLock<Target> = OnceLock::new();
+    T.get_or_init(|| Target::x86().expect("the bundled x86 target loads"))
+}
+
+/// AVX2 kernel: Halide's `fpir_u8` sample at 32 lanes (saturating add,
+/// absd, rounding halving add, a saturating cast of a widening multiply),
+/// and the `vpmaddwd`-shaped pairwise i16 dot product.
+const KERNEL: &str = r#"module name=k, target=x86-64-linux-avx2-no_runtime
+external func k (a, b, c, d, out, acc) {
+let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
+let b = (void *)_halide_buffer_get_host((struct halide_buffer_t *)b.buffer)
+let c = (void *)_halide_buffer_get_host((struct halide_buffer_t *)c.buffer)
+let d = (void *)_halide_buffer_get_host((struct halide_buffer_t *)d.buffer)
+let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
+let acc = (void *)_halide_buffer_get_host((struct halide_buffer_t *)acc.buffer)
+let t107 = (uint8x32)a[ramp(0, 1, 32)]
+let t109 = (uint8x32)b[ramp(0, 1, 32)]
+out[ramp(0, 1, 32)] = ((uint8x32)saturating_add(t107, t109) + ((uint8x32)saturating_cast((uint16x32)widening_mul(t107, x32((uint8)3))) + (uint8x32)absd(t107, t109))) + (uint8x32)rounding_halving_add(t107, t109)
+let p = (int16x16)c[ramp(0, 1, 16)]
+let q = (int16x16)d[ramp(0, 1, 16)]
+acc[ramp(0, 1, 8)] = (int32x8)vector_reduce_add((int32x16)widening_mul(p, q))
+}
+"#;
+
+/// Proves every loaded instantiation on the spot: no shared cache file.
+fn opts() -> Options {
+    Options { verdict_cache: None, ..Options::default() }
+}
+
+fn selection() -> Selection {
+    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    select_module(target(), &m, &opts()).expect("selection runs")
+}
+
+/// The selection with the `k`th x86 node named `to` instead.
+fn mutated(sel: &Selection, from: &str, to: &str) -> Selection {
+    let mut bad = sel.clone();
+    let n = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::X86 { name } if name == from)).unwrap_or_else(|| panic!("{from} is selected"));
+    n.op = Op::X86 { name: to.into() };
+    bad
+}
+
+#[test]
+fn a_kernel_selection_is_proved_root_by_root() {
+    let sel = selection();
+    let r = validate(target(), &sel, &ValidateOptions::default());
+    eprint!("{}", r.summary());
+    assert_eq!(r.roots, sel.roots.len());
+    assert!(r.mismatches.is_empty() && r.unknown.is_empty() && r.errors.is_empty(), "{}", r.summary());
+    assert_eq!(r.proved, r.roots);
+    assert!(r.proved > r.trivial, "some root needs a proof: {}", r.line());
+    assert!(r.ok());
+    assert_eq!(r.exit_code(), 0);
+    assert!(r.line().starts_with(&format!("validate: {} roots, {} proved ({} trivial), 0 mismatches, 0 unknown in ", r.roots, r.proved, r.trivial)));
+}
+
+#[test]
+fn the_emitted_selections_are_validated() {
+    // What `misaal compile --isel --validate` checks: the emitter's own selections.
+    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    let (_, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(opts()) }).expect("emits");
+    let report = report.expect("an isel report");
+    assert_eq!(report.selections.len(), 1);
+    let r = validate_all(&report.selections, &ValidateOptions::default());
+    assert!(r.ok() && r.proved > r.trivial, "{}", r.summary());
+}
+
+#[test]
+fn a_wrong_instruction_is_a_mismatch_with_a_counterexample() {
+    let sel = selection();
+    // Same operand and result widths, other meaning.
+    let swaps = [
+        ("_mm256_sub_epi8", "_mm256_add_epi8"),
+        ("_mm256_max_epu8", "_mm256_min_epu8"),
+        ("_mm256_adds_epu8", "_mm256_subs_epu8"),
+        ("_mm256_avg_epu8", "_mm256_max_epu8"),
+        ("_mm256_madd_epi16", "_mm256_mullo_epi16"),
+    ];
+    // No random inputs first: Z3 itself must find each counterexample.
+    let z3_only = ValidateOptions { cases: 0, ..ValidateOptions::default() };
+    for (from, to) in swaps {
+        for o in [&z3_only, &ValidateOptions::default()] {
+            let r = validate(target(), &mutated(&sel, from, to), o);
+            assert_eq!(r.mismatches.len(), 1, "{from} -> {to}: {}", r.summary());
+            assert_eq!(r.exit_code(), 1);
+            assert!(!r.ok());
+            let m = &r.mismatches[0];
+            assert!(m.selected_expr.contains(to) && !m.source_expr.contains(to), "{from} -> {to}: {}", r.summary());
+            assert!(m.label.starts_with("store "), "{}", m.label);
+            // Every operand and both results in hex; the results differ.
+            let src = m.counterexample.split("source = ").nth(1).and_then(|t| t.split(',').next()).expect("the source's value");
+            let got = m.counterexample.split("selected = ").nth(1).expect("the selected value");
+            assert!(src.starts_with("0x") && got.starts_with("0x") && src != got, "{}", m.counterexample);
+            assert!(m.counterexample.contains("[ramp(0, 1, ") && m.counterexample.contains("] = 0x"), "{}", m.counterexample);
+            assert_eq!(r.proved + 1, r.roots, "the other roots still prove");
+        }
+    }
+}
+
+#[test]
+fn selections_without_instructions_are_trivially_proved() {
+    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    let none = Options { rules_text: Some("(ruleset x86)\n".into()), ..opts() };
+    let sel = select_module(target(), &m, &none).expect("selection runs");
+    let r = validate(target(), &sel, &ValidateOptions::default());
+    assert_eq!((r.proved, r.trivial, r.roots), (sel.roots.len(), sel.roots.len(), sel.roots.len()), "{}", r.summary());
+}
+
+#[test]
+fn a_malformed_selection_is_an_internal_error() {
+    let sel = selection();
+    let r = validate(target(), &mutated(&sel, "_mm256_avg_epu8", "_mm256_no_such_thing"), &ValidateOptions::default());
+    assert_eq!(r.errors.len(), 1, "{}", r.summary());
+    assert!(r.errors[0].message.contains("no x86 spec `_mm256_no_such_thing`"), "{}", r.summary());
+    assert_eq!(r.exit_code(), 1);
+    // A leaf the source expression does not read.
+    let mut bad = sel.clone();
+    let leaf = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains("c[ramp"))).expect("the load of c");
+    let Op::Leaf { bits, .. } = leaf.op else { unreachable!() };
+    leaf.op = Op::Leaf { text: "elsewhere".into(), bits };
+    let r = validate(target(), &bad, &ValidateOptions::default());
+    assert!(r.errors.iter().any(|e| e.message.contains("leaf `elsewhere`")), "{}", r.summary());
+}
+
+#[test]
+fn an_undecided_root_is_not_validated() {
+    // One unit of Z3 resources decides nothing: unknown, exit 3, never proved.
+    let o = ValidateOptions { cases: 0, budget: misaal_verifier::smt::Budget { timeout_ms: 10_000, rlimit: 1 }, ..ValidateOptions::default() };
+    let r = validate(target(), &selection(), &o);
+    assert!(!r.unknown.is_empty() && r.mismatches.is_empty(), "{}", r.summary());
+    assert!(!r.ok());
+    assert_eq!(r.exit_code(), 3);
+    assert!(r.summary().contains("NOT VALIDATED"));
+}
