@@ -3,7 +3,7 @@
 //! wrong on purpose is caught with a counterexample.
 
 use misaal_compiler::c::{EmitOptions, emit_with};
-use misaal_compiler::isel::encode::Op;
+use misaal_compiler::isel::encode::{Node, Op};
 use misaal_compiler::isel::validate::{ValidateOptions, validate, validate_all};
 use misaal_compiler::isel::{Options, Selection, Target, select_module};
 use misaal_frontends::stmt::parse_module;
@@ -14,25 +14,13 @@ fn target() -> &'static Target {
     T.get_or_init(|| Target::x86().expect("the bundled x86 target loads"))
 }
 
-/// AVX2 kernel: Halide's `fpir_u8` sample at 32 lanes (saturating add,
-/// absd, rounding halving add, a saturating cast of a widening multiply),
-/// and the `vpmaddwd`-shaped pairwise i16 dot product.
-const KERNEL: &str = r#"module name=k, target=x86-64-linux-avx2-no_runtime
-external func k (a, b, c, d, out, acc) {
-let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
-let b = (void *)_halide_buffer_get_host((struct halide_buffer_t *)b.buffer)
-let c = (void *)_halide_buffer_get_host((struct halide_buffer_t *)c.buffer)
-let d = (void *)_halide_buffer_get_host((struct halide_buffer_t *)d.buffer)
-let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
-let acc = (void *)_halide_buffer_get_host((struct halide_buffer_t *)acc.buffer)
-let t107 = (uint8x32)a[ramp(0, 1, 32)]
-let t109 = (uint8x32)b[ramp(0, 1, 32)]
-out[ramp(0, 1, 32)] = ((uint8x32)saturating_add(t107, t109) + ((uint8x32)saturating_cast((uint16x32)widening_mul(t107, x32((uint8)3))) + (uint8x32)absd(t107, t109))) + (uint8x32)rounding_halving_add(t107, t109)
-let p = (int16x16)c[ramp(0, 1, 16)]
-let q = (int16x16)d[ramp(0, 1, 16)]
-acc[ramp(0, 1, 8)] = (int32x8)vector_reduce_add((int32x16)widening_mul(p, q))
+/// An AVX2 kernel (`tests/data/validate_avx2.stmt`): u8 absd, saturating
+/// add of a broadcast constant and rounding average in a loop; u16 shift by
+/// a constant and saturating subtract; a 128-bit u8 average; the
+/// `vpmaddwd`-shaped i16 dot product plus an i32 max.
+fn kernel() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validate_avx2.stmt")).expect("the kernel file")
 }
-"#;
 
 /// Proves every loaded instantiation on the spot: no shared cache file.
 fn opts() -> Options {
@@ -40,7 +28,7 @@ fn opts() -> Options {
 }
 
 fn selection() -> Selection {
-    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    let m = parse_module("validate_avx2.stmt", &kernel()).expect("the Stmt parses");
     select_module(target(), &m, &opts()).expect("selection runs")
 }
 
@@ -69,7 +57,7 @@ fn a_kernel_selection_is_proved_root_by_root() {
 #[test]
 fn the_emitted_selections_are_validated() {
     // What `misaal compile --isel --validate` checks: the emitter's own selections.
-    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    let m = parse_module("validate_avx2.stmt", &kernel()).expect("the Stmt parses");
     let (_, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(opts()) }).expect("emits");
     let report = report.expect("an isel report");
     assert_eq!(report.selections.len(), 1);
@@ -86,7 +74,11 @@ fn a_wrong_instruction_is_a_mismatch_with_a_counterexample() {
         ("_mm256_max_epu8", "_mm256_min_epu8"),
         ("_mm256_adds_epu8", "_mm256_subs_epu8"),
         ("_mm256_avg_epu8", "_mm256_max_epu8"),
+        ("_mm256_slli_epi16", "_mm256_srli_epi16"),
+        ("_mm256_subs_epu16", "_mm256_subs_epi16"),
+        ("_mm_avg_epu8", "_mm_max_epu8"),
         ("_mm256_madd_epi16", "_mm256_mullo_epi16"),
+        ("_mm256_add_epi32", "_mm256_sub_epi32"),
     ];
     // No random inputs first: Z3 itself must find each counterexample.
     let z3_only = ValidateOptions { cases: 0, ..ValidateOptions::default() };
@@ -103,7 +95,7 @@ fn a_wrong_instruction_is_a_mismatch_with_a_counterexample() {
             let src = m.counterexample.split("source = ").nth(1).and_then(|t| t.split(',').next()).expect("the source's value");
             let got = m.counterexample.split("selected = ").nth(1).expect("the selected value");
             assert!(src.starts_with("0x") && got.starts_with("0x") && src != got, "{}", m.counterexample);
-            assert!(m.counterexample.contains("[ramp(0, 1, ") && m.counterexample.contains("] = 0x"), "{}", m.counterexample);
+            assert!(m.counterexample.contains("[ramp(") && m.counterexample.contains("] = 0x"), "{}", m.counterexample);
             assert_eq!(r.proved + 1, r.roots, "the other roots still prove");
         }
     }
@@ -111,7 +103,7 @@ fn a_wrong_instruction_is_a_mismatch_with_a_counterexample() {
 
 #[test]
 fn selections_without_instructions_are_trivially_proved() {
-    let m = parse_module("k.stmt", KERNEL).expect("the Stmt parses");
+    let m = parse_module("validate_avx2.stmt", &kernel()).expect("the Stmt parses");
     let none = Options { rules_text: Some("(ruleset x86)\n".into()), ..opts() };
     let sel = select_module(target(), &m, &none).expect("selection runs");
     let r = validate(target(), &sel, &ValidateOptions::default());
@@ -127,7 +119,7 @@ fn a_malformed_selection_is_an_internal_error() {
     assert_eq!(r.exit_code(), 1);
     // A leaf the source expression does not read.
     let mut bad = sel.clone();
-    let leaf = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains("c[ramp"))).expect("the load of c");
+    let leaf = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::Leaf { text, .. } if text.contains(")c[ramp"))).expect("the load of c");
     let Op::Leaf { bits, .. } = leaf.op else { unreachable!() };
     leaf.op = Op::Leaf { text: "elsewhere".into(), bits };
     let r = validate(target(), &bad, &ValidateOptions::default());
@@ -143,4 +135,45 @@ fn an_undecided_root_is_not_validated() {
     assert!(!r.ok());
     assert_eq!(r.exit_code(), 3);
     assert!(r.summary().contains("NOT VALIDATED"));
+}
+
+
+/// A 512-bit i16 add as legalization selects it for AVX2: both operands
+/// sliced in halves, `_mm256_add_epi16` on each, the halves concatenated.
+/// Built by hand over the source of a selection that chose nothing.
+#[test]
+fn split_and_concat_are_validated_like_any_halide_op() {
+    const WIDE: &str = "module name=w, target=x86-64-linux-avx2-no_runtime\nexternal func w (a, b, out) {\nout[ramp(0, 1, 32)] = (int16x32)a[ramp(0, 1, 32)] + (int16x32)b[ramp(0, 1, 32)]\n}\n";
+    let m = parse_module("w.stmt", WIDE).expect("the Stmt parses");
+    let none = Options { rules_text: Some("(ruleset x86)\n".into()), ..opts() };
+    let sel = select_module(target(), &m, &none).expect("selection runs");
+    let root = sel.roots.iter().position(|r| r.label.starts_with("store out")).expect("the store");
+    let leaf_ops: Vec<Op> = sel.source.nodes.iter().filter(|n| matches!(n.op, Op::Leaf { .. })).map(|n| n.op.clone()).collect();
+    assert_eq!(leaf_ops.len(), 2);
+    let split = |sel: &mut Selection, lo_first: bool| {
+        let node = |op: Op, kids: Vec<usize>| Node { op, kids };
+        let h = |name: &str, generics: &[i64]| Op::Halide { name: name.into(), generics: generics.to_vec() };
+        let add = Op::X86 { name: "_mm256_add_epi16".into() };
+        sel.dag = vec![
+            node(leaf_ops[0].clone(), vec![]),
+            node(leaf_ops[1].clone(), vec![]),
+            node(h("slice", &[1, 16, 16, 32, 0, 1]), vec![0]),
+            node(h("slice", &[1, 16, 16, 32, 0, 1]), vec![1]),
+            node(add.clone(), vec![2, 3]),
+            node(h("slice", &[1, 16, 16, 32, 16, 1]), vec![0]),
+            node(h("slice", &[1, 16, 16, 32, 16, 1]), vec![1]),
+            node(add, vec![5, 6]),
+            node(h("concat", &[1, 16, 16, 16]), if lo_first { vec![4, 7] } else { vec![7, 4] }),
+        ];
+        sel.roots[root].node = 8;
+    };
+    let mut good = sel.clone();
+    split(&mut good, true);
+    let r = validate(target(), &good, &ValidateOptions::default());
+    assert!(r.ok() && r.trivial + 1 == r.roots, "{}", r.summary());
+    // The halves swapped: wrong.
+    let mut bad = sel.clone();
+    split(&mut bad, false);
+    let r = validate(target(), &bad, &ValidateOptions { cases: 0, ..ValidateOptions::default() });
+    assert_eq!(r.mismatches.len(), 1, "{}", r.summary());
 }
