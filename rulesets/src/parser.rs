@@ -89,6 +89,14 @@ impl P<'_> {
                         let s = IntExpr::Lit((head == "i") as i128);
                         Ok(Term::Type(s, self.int(&items[1])?, self.int(&items[2])?, *span))
                     }
+                    // Either signedness, for rules that hold for both:
+                    // (t ?sign BITS LANES), ?sign 1 for signed.
+                    "t" => {
+                        if items.len() != 4 {
+                            return self.err(*span, "a type of either signedness is (t SIGN BITS LANES)");
+                        }
+                        Ok(Term::Type(self.int(&items[1])?, self.int(&items[2])?, self.int(&items[3])?, *span))
+                    }
                     "+" | "-" | "*" | "/" | "%" => Ok(Term::Int(self.int(s)?, *span)),
                     "x86" => {
                         let name = match items.get(1) {

@@ -88,8 +88,8 @@ pub(super) struct State {
     sel: Option<Selection>,
     cursor: usize,
     /// A vector `let` lowered here: its lane array's C name -> (its node,
-    /// the register holding it).
-    lets: HashMap<String, (usize, Option<(String, u32)>)>,
+    /// the register or registers holding it).
+    lets: HashMap<String, (usize, Option<Val>)>,
     /// Node -> names of the `let`s bound to it.
     let_names: HashMap<usize, Vec<String>>,
     pub report: IselReport,
@@ -124,6 +124,9 @@ impl State {
 enum Val {
     /// A `__m128i`/`__m256i` variable.
     Reg(String, u32),
+    /// A value wider than a register, legalized: registers of equal width,
+    /// low lanes first.
+    Regs(Vec<String>, u32),
     /// A C array of lanes.
     Arr(String, Type),
     /// An integer constant, modulo 2^bits.
@@ -283,10 +286,7 @@ impl Emitter<'_> {
             self.try_root(&label, |s| {
                 let mut memo = HashMap::new();
                 let v = s.node_val(node, &mut memo)?;
-                let reg = match &v {
-                    Val::Reg(r, b) => Some((r.clone(), *b)),
-                    _ => None,
-                };
+                let reg = matches!(v, Val::Reg(..) | Val::Regs(..)).then(|| v.clone());
                 Ok((s.as_lane_array(v, ty)?, reg))
             })
         };
@@ -320,7 +320,7 @@ impl Emitter<'_> {
             let d = &sel.dag[n];
             match d.op {
                 Op::X86 { .. } => x86 += 1,
-                Op::Halide { .. } => halide += 1,
+                Op::Halide { .. } if sel.glue.get(n) != Some(&true) => halide += 1,
                 _ => {}
             }
             stack.extend(d.kids.iter().copied());
@@ -359,14 +359,22 @@ impl Emitter<'_> {
                 ExprKind::Ramp { base, stride, .. } if base.ty.lanes == 1 && matches!(stride.kind, ExprKind::Int(1) | ExprKind::UInt(1)) => Some(base),
                 _ => None,
             };
-            if let (Val::Reg(r, bits), Some(base), None) = (&v, dense, predicate)
+            let pieces = match &v {
+                Val::Reg(r, bits) => Some((vec![r.clone()], *bits)),
+                Val::Regs(rs, bits) => Some((rs.clone(), *bits)),
+                _ => None,
+            };
+            if let (Some((regs, bits)), Some(base), None) = (pieces, dense, predicate)
                 && ty.is_int_or_uint()
-                && ty.total_bits() == *bits as u64
+                && ty.total_bits() == bits as u64 * regs.len() as u64
             {
                 let b = s.hoist(base)?;
-                let f = format!("{}_storeu_si{bits}", prefix(*bits));
-                s.line(&format!("{f}(({} *)(({} *){p} + (int64_t)({b})), {r});", reg_type(*bits)?, ctype(ty.element())?));
-                s.count(&f);
+                let f = format!("{}_storeu_si{bits}", prefix(bits));
+                let lanes_per = bits as u64 / ty.bits as u64;
+                for (k, r) in regs.iter().enumerate() {
+                    s.line(&format!("{f}(({} *)(({} *){p} + (int64_t)({b}) + {}), {r});", reg_type(bits)?, ctype(ty.element())?, k as u64 * lanes_per));
+                    s.count(&f);
+                }
                 return Ok(StoreHook::Done);
             }
             Ok(StoreHook::Array(s.as_lane_array(v, ty)?))
@@ -396,14 +404,11 @@ impl Emitter<'_> {
 
     /// A `let` in scope bound to node `n` by [`Self::isel_let`]: its value.
     fn let_val(&mut self, n: usize) -> Option<Val> {
-        self.let_binding(n).map(|(_, cname, ty, reg)| match reg {
-            Some((r, bits)) => Val::Reg(r, bits),
-            None => Val::Arr(cname, ty),
-        })
+        self.let_binding(n).map(|(_, cname, ty, reg)| reg.unwrap_or(Val::Arr(cname, ty)))
     }
 
     /// A `let` in scope bound to node `n`: its name, lane array, type and register.
-    fn let_binding(&mut self, n: usize) -> Option<(String, String, Type, Option<(String, u32)>)> {
+    fn let_binding(&mut self, n: usize) -> Option<(String, String, Type, Option<Val>)> {
         let names = self.isel().let_names.get(&n)?.clone();
         for name in names {
             let Ok(b) = self.lookup(&name) else { continue };
@@ -429,6 +434,7 @@ impl Emitter<'_> {
                 self.leaf_val(&e)
             }
             Op::X86 { name } => self.x86_call(name, &node.kids, memo),
+            Op::Halide { name, generics } if self.isel().sel.as_ref().is_some_and(|s| s.glue.get(n) == Some(&true)) => self.glue_val(name, generics, &node.kids, memo),
             Op::Halide { name, generics } if name == "broadcast" && matches!(generics[..], [_, 8 | 16 | 32 | 64, _]) && matches!(generics[1] * generics[2], 128 | 256) => {
                 // A broadcast of a constant or a scalar is one set1.
                 let (bits, v) = ((generics[1] * generics[2]) as u32, self.node_val(node.kids[0], memo)?);
@@ -454,9 +460,9 @@ impl Emitter<'_> {
     fn leaf_val(&mut self, e: &Expr) -> R<Val> {
         if let ExprKind::Var(v) = &e.kind
             && let Ok(cname) = self.lookup(v).map(|b| b.cname.clone())
-            && let Some((_, Some((r, bits)))) = self.isel().lets.get(&cname).cloned()
+            && let Some((_, Some(v))) = self.isel().lets.get(&cname).cloned()
         {
-            return Ok(Val::Reg(r, bits));
+            return Ok(v);
         }
         if e.ty.lanes == 1 {
             return Ok(Val::Scalar(self.hoist(e)?));
@@ -482,6 +488,7 @@ impl Emitter<'_> {
         match v {
             Val::Reg(r, b) if b == bits => Ok(r),
             Val::Reg(_, b) => Err(CompileError::new(format!("a {b}-bit register where {bits} bits are expected"))),
+            Val::Regs(rs, b) => Err(CompileError::unsupported(format!("{} {b}-bit registers where one of {bits} bits is expected", rs.len()))),
             Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => {
                 let f = format!("{}_loadu_si{bits}", prefix(bits));
                 let r = self.fresh("r");
@@ -520,12 +527,121 @@ impl Emitter<'_> {
                 self.count(&f);
                 Ok(out)
             }
+            Val::Regs(rs, bits) if t.total_bits() == bits as u64 * rs.len() as u64 && !t.is_bool() => {
+                let out = self.fresh("v");
+                let f = format!("{}_storeu_si{bits}", prefix(bits));
+                self.line(&format!("{ct} {out}[{n}];"));
+                for (k, r) in rs.iter().enumerate() {
+                    self.line(&format!("{f}(({} *)((char *){out} + {}), {r});", reg_type(bits)?, k as u32 * bits / 8));
+                    self.count(&f);
+                }
+                Ok(out)
+            }
             Val::Const(bits, value) => {
                 let e = Expr::new(t, ExprKind::Broadcast { value: Box::new(literal(t, bits, value)), lanes: n });
                 self.lower_vector_expr(&e)
             }
             v => Err(CompileError::unsupported(format!("{v:?} as {t}"))),
         }
+    }
+
+    /// Legalization glue: a slice or concat on register boundaries
+    /// ([`crate::isel::extract::glue_shape`]), lowered by regrouping
+    /// registers; a slice out of a load loads only its piece.
+    fn glue_val(&mut self, name: &str, g: &[i64], kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        match (name, g) {
+            ("slice", &[_, e, n, _, b, 1]) => {
+                let (start, piece) = ((b * e) as u32, (n * e) as u32);
+                // Down a chain of glue slices to a dense load: load the piece.
+                let (mut at, mut offset) = (kids[0], start);
+                loop {
+                    let kid = self.dag_node(at)?;
+                    if self.let_val(at).is_some() {
+                        break;
+                    }
+                    match &kid.op {
+                        Op::Leaf { text, .. } => {
+                            let le = self.leaf_expr(text)?;
+                            if let Some((buf, base)) = dense_load(&le) {
+                                let (p, base) = (self.host(buf)?, self.hoist(base)?);
+                                let ct = ctype(le.ty.element())?;
+                                return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), piece);
+                            }
+                            break;
+                        }
+                        Op::Halide { name, generics } if name == "slice" && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
+                            offset += (generics[1] * generics[4]) as u32;
+                            at = kid.kids[0];
+                        }
+                        _ => break,
+                    }
+                }
+                let v = self.node_val(kids[0], memo)?;
+                self.piece_of(v, start, piece)
+            }
+            ("concat", _) => {
+                let mut regs = Vec::new();
+                let mut width = None;
+                for &k in kids {
+                    let v = self.node_val(k, memo)?;
+                    let v = match v {
+                        Val::Arr(a, t) => self.load_pieces(&format!("(const char *){a}"), t.total_bits() as u32)?,
+                        v => v,
+                    };
+                    let (rs, w) = match v {
+                        Val::Reg(r, w) => (vec![r], w),
+                        Val::Regs(rs, w) => (rs, w),
+                        other => return Err(CompileError::unsupported(format!("a concat of {other:?}"))),
+                    };
+                    if width.is_some_and(|x| x != w) {
+                        return Err(CompileError::unsupported("a concat of registers of different widths"));
+                    }
+                    width = Some(w);
+                    regs.extend(rs);
+                }
+                let w = width.ok_or_else(|| CompileError::new("internal: a concat of nothing"))?;
+                Ok(Val::Regs(regs, w))
+            }
+            _ => Err(CompileError::new(format!("internal: `{name}` is not glue"))),
+        }
+    }
+
+    /// `bits` bits from the address `at` (a C expression of a byte
+    /// pointer), as one register or several of at most 256 bits.
+    fn load_pieces(&mut self, at: &str, bits: u32) -> R<Val> {
+        let w = bits.min(crate::isel::extract::REGISTER_BITS as u32);
+        let (rt, f) = (reg_type(w)?, format!("{}_loadu_si{w}", prefix(w)));
+        let mut regs = Vec::new();
+        for k in 0..bits / w {
+            let r = self.fresh("r");
+            self.line(&format!("{rt} {r} = {f}((const {rt} *)({at} + {}));", k * w / 8));
+            self.count(&f);
+            regs.push(r);
+        }
+        Ok(if regs.len() == 1 { Val::Reg(regs.remove(0), w) } else { Val::Regs(regs, w) })
+    }
+
+    /// The `piece` bits at bit `start` of `v`: whole registers picked out,
+    /// anything else read back through memory (stores and loads, counted).
+    fn piece_of(&mut self, v: Val, start: u32, piece: u32) -> R<Val> {
+        let (rs, w) = match v {
+            Val::Arr(a, _) => return self.load_pieces(&format!("(const char *){a} + {}", start / 8), piece),
+            Val::Reg(r, w) => (vec![r], w),
+            Val::Regs(rs, w) => (rs, w),
+            other => return Err(CompileError::unsupported(format!("a slice of {other:?}"))),
+        };
+        if piece % w == 0 && start % w == 0 {
+            let mut pick: Vec<String> = rs[(start / w) as usize..((start + piece) / w) as usize].to_vec();
+            return Ok(if pick.len() == 1 { Val::Reg(pick.remove(0), w) } else { Val::Regs(pick, w) });
+        }
+        let tmp = self.fresh("spill");
+        self.line(&format!("uint8_t {tmp}[{}];", rs.len() as u32 * w / 8));
+        let f = format!("{}_storeu_si{w}", prefix(w));
+        for (k, r) in rs.iter().enumerate() {
+            self.line(&format!("{f}(({} *)({tmp} + {}), {r});", reg_type(w)?, k as u32 * w / 8));
+            self.count(&f);
+        }
+        self.load_pieces(&format!("(const char *){tmp} + {}", start / 8), piece)
     }
 
     /// An x86 node: its intrinsic called by name.
@@ -539,6 +655,15 @@ impl Emitter<'_> {
         for (ty, &k) in params.iter().zip(kids) {
             let v = self.node_val(k, memo)?;
             args.push(match ty {
+                // A scalar operand (set1's): the C value, cast to its width.
+                Ty::Bv(w) if *w <= 64 => {
+                    let ct = set1_suffix(*w as i64)?.1;
+                    match v {
+                        Val::Const(_, value) => format!("({ct}){value}LL"),
+                        Val::Scalar(c) => format!("({ct})({c})"),
+                        other => return Err(CompileError::unsupported(format!("{other:?} as a {w}-bit scalar operand of `{name}`"))),
+                    }
+                }
                 Ty::Bv(w) => self.in_reg(v, *w)?,
                 Ty::Imm(_) => match v {
                     Val::Const(_, value) => format!("{value}"),

@@ -36,6 +36,9 @@ pub struct GNode {
     pub op: Op,
     pub class: usize,
     pub kids: Vec<usize>,
+    /// Legalization glue ([`Graph::mark_glue`]): a slice or concat that
+    /// only regroups whole registers, so it costs no instruction.
+    pub glue: bool,
 }
 
 /// An e-graph as plain data: nodes, each in one class, children as classes.
@@ -58,7 +61,7 @@ impl Graph {
     }
 
     pub fn add_node(&mut self, op: Op, class: usize, kids: Vec<usize>) -> usize {
-        self.nodes.push(GNode { op, class, kids });
+        self.nodes.push(GNode { op, class, kids, glue: false });
         self.nodes.len() - 1
     }
 
@@ -107,6 +110,38 @@ impl Graph {
         Ok(g)
     }
 
+    /// Marks legalization glue (see [`glue_shape`]): a slice of 128 bits is
+    /// free only out of a leaf (a load or a lane array, read at an offset);
+    /// out of a 256-bit register it takes an instruction, which a proved
+    /// rule must supply.
+    pub fn mark_glue(&mut self) {
+        // A class is leafy if it holds a leaf, or a slice of a leafy class
+        // (a half of a half of a load is still read straight from memory).
+        let mut leafy = vec![false; self.classes];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for n in &self.nodes {
+                let is = match &n.op {
+                    Op::Leaf { .. } => true,
+                    op @ Op::Halide { .. } => glue_shape(op).is_some() && n.kids.len() == 1 && leafy[n.kids[0]],
+                    _ => false,
+                };
+                if is && !leafy[n.class] {
+                    leafy[n.class] = true;
+                    changed = true;
+                }
+            }
+        }
+        for n in &mut self.nodes {
+            n.glue = match glue_shape(&n.op) {
+                Some(Glue::Free) => true,
+                Some(Glue::FromLeaf) => leafy[n.kids[0]],
+                None => false,
+            };
+        }
+    }
+
     /// The constructors and layouts of [`super::encode::declarations`] plus the given x86 instructions.
     pub fn layouts(halide: &SpecLibrary, x86: impl IntoIterator<Item = String>) -> Vec<(String, Layout)> {
         let mut v = vec![(LEAF.to_string(), Layout::Leaf), (CONST.to_string(), Layout::Const)];
@@ -118,6 +153,41 @@ impl Graph {
             v.push((super::encode::x86_ctor(&name), Layout::X86 { name }));
         }
         v
+    }
+}
+
+/// Vector registers are at most this wide on the target (AVX2). A value
+/// wider than that is held as several registers, low lanes first.
+pub const REGISTER_BITS: i64 = 256;
+
+/// How a slice or concat regroups registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Glue {
+    /// Picks or joins whole registers: no instruction.
+    Free,
+    /// A 128-bit piece: free out of a leaf, else an instruction.
+    FromLeaf,
+}
+
+/// Whether `op` is a slice or concat on register boundaries:
+/// - `slice<S,E,N,M,B,1>` whose piece (N*E bits) is 128 or a multiple of
+///   [`REGISTER_BITS`], starting on a multiple of the piece;
+/// - `concat<S,E,N,N>` of two halves that are whole registers.
+pub fn glue_shape(op: &Op) -> Option<Glue> {
+    let Op::Halide { name, generics: g } = op else { return None };
+    match (name.as_str(), &g[..]) {
+        ("slice", &[_, e, n, m, b, 1]) if e >= 8 && b >= 0 && b + n <= m => {
+            let piece = n * e;
+            if piece % REGISTER_BITS == 0 && (b * e) % piece == 0 {
+                Some(Glue::Free)
+            } else if piece == 128 && (b * e) % 128 == 0 {
+                Some(Glue::FromLeaf)
+            } else {
+                None
+            }
+        }
+        ("concat", &[_, e, n, m]) if e >= 8 && n == m && (n * e) % REGISTER_BITS == 0 => Some(Glue::Free),
+        _ => None,
     }
 }
 
@@ -181,6 +251,11 @@ impl CostModel {
         self.table.get(name).copied().unwrap_or((1.0, CostSource::Default))
     }
 
+    /// A node's cost: glue is free, a Halide op is a naive fallback.
+    pub fn gnode(&self, n: &GNode) -> f64 {
+        if n.glue { 0.0 } else { self.node(&n.op) }
+    }
+
     pub fn node(&self, op: &Op) -> f64 {
         match op {
             Op::X86 { name } => self.instr(name).0,
@@ -206,8 +281,8 @@ struct Best {
 
 /// Greedy DAG extraction: each class takes the node whose sub-DAG (children's
 /// sub-DAGs merged, a class counted once) is cheapest; repeated to a fixpoint.
-pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&Op) -> f64) -> Extraction {
-    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(&n.op)).collect();
+pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(n)).collect();
     let mut best: Vec<Option<Best>> = vec![None; g.classes];
     let mut changed = true;
     let mut passes = 0;
@@ -245,14 +320,14 @@ pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&Op) -> f64) -> Extraction {
 
 /// Tree extraction, as egglog's own extractor does it: a class's cost is its
 /// cheapest node's cost plus its children's, each child paid for each use.
-pub fn tree(g: &Graph, cost: &dyn Fn(&Op) -> f64) -> Extraction {
+pub fn tree(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
     let mut best: Vec<Option<(f64, usize)>> = vec![None; g.classes];
     let mut changed = true;
     while changed {
         changed = false;
         for (i, n) in g.nodes.iter().enumerate() {
             let Some(kc) = n.kids.iter().map(|&k| best[k].map(|b| b.0)).sum::<Option<f64>>() else { continue };
-            let total = cost(&n.op) + kc;
+            let total = cost(n) + kc;
             if best[n.class].is_none_or(|b| total < b.0 - 1e-9) {
                 best[n.class] = Some((total, i));
                 changed = true;
@@ -290,20 +365,20 @@ impl Extraction {
     }
 
     /// Cost of the chosen DAG under `roots`: each distinct node once.
-    pub fn dag_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64) -> Result<f64, String> {
-        Ok(self.reachable(g, roots)?.iter().map(|&n| cost(&g.nodes[n].op)).sum())
+    pub fn dag_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64) -> Result<f64, String> {
+        Ok(self.reachable(g, roots)?.iter().map(|&n| cost(&g.nodes[n])).sum())
     }
 
     /// Cost of the chosen terms under `roots` as trees: a node once per use.
-    pub fn tree_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64) -> Result<f64, String> {
+    pub fn tree_cost(&self, g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64) -> Result<f64, String> {
         self.reachable(g, roots)?;
         let mut memo: HashMap<usize, f64> = HashMap::new();
-        fn go(x: &Extraction, g: &Graph, c: usize, cost: &dyn Fn(&Op) -> f64, memo: &mut HashMap<usize, f64>) -> f64 {
+        fn go(x: &Extraction, g: &Graph, c: usize, cost: &dyn Fn(&GNode) -> f64, memo: &mut HashMap<usize, f64>) -> f64 {
             if let Some(v) = memo.get(&c) {
                 return *v;
             }
             let n = &g.nodes[x.choice[c].expect("reachable")];
-            let v = cost(&n.op) + n.kids.iter().map(|&k| go(x, g, k, cost, memo)).sum::<f64>();
+            let v = cost(n) + n.kids.iter().map(|&k| go(x, g, k, cost, memo)).sum::<f64>();
             memo.insert(c, v);
             v
         }
@@ -337,8 +412,8 @@ impl Extraction {
 /// class costs once however often it is used. The search starts from
 /// `start`'s choice (say, the greedy one) as the bound, so the result is
 /// never worse; it gives up (`None`) after `budget` search steps.
-pub fn exact_dag(g: &Graph, roots: &[usize], cost: &dyn Fn(&Op) -> f64, start: &Extraction, budget: usize) -> Option<Extraction> {
-    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(&n.op)).collect();
+pub fn exact_dag(g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64, start: &Extraction, budget: usize) -> Option<Extraction> {
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(n)).collect();
     let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); g.classes];
     for (i, n) in g.nodes.iter().enumerate() {
         by_class[n.class].push(i);

@@ -145,6 +145,10 @@ pub struct Selection {
     /// before parents: what the emitter lowers (x86 nodes as intrinsics,
     /// Halide nodes naively, leaves as the Stmt expressions they name).
     pub dag: Vec<encode::Node>,
+    /// For each node of `dag`, whether it is legalization glue (a slice or
+    /// concat of whole registers, see [`extract::glue_shape`]): lowered by
+    /// regrouping registers, not counted as a fallback.
+    pub glue: Vec<bool>,
     /// For each node of `dag`, the proved rule instances that produced it
     /// (x86 nodes; see [`Chosen::rules`]).
     pub provenance: Vec<Vec<String>>,
@@ -295,10 +299,11 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let saturate_secs = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
+    let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
+    graph.mark_glue();
     let classes = encode::canonical_classes(&egraph, &dag);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
-    let node_cost = |op: &Op| target.costs.node(op);
+    let node_cost = |n: &extract::GNode| target.costs.gnode(n);
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
     let greedy = extract::greedy_dag(&graph, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
@@ -313,6 +318,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     for &n in &all {
         match &graph.nodes[n].op {
+            _ if graph.nodes[n].glue => {}
             op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
             Op::X86 { name } => *used.entry(name.clone()).or_default() += 1,
             _ => {}
@@ -322,8 +328,10 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let mut index: BTreeMap<usize, usize> = BTreeMap::new();
     let mut out_dag: Vec<encode::Node> = Vec::with_capacity(all.len());
     let mut out_class: Vec<usize> = Vec::with_capacity(all.len());
+    let mut glue: Vec<bool> = Vec::with_capacity(all.len());
     for &n in &all {
         let g = &graph.nodes[n];
+        glue.push(g.glue);
         let kids = g.kids.iter().map(|k| index[k]).collect();
         index.insert(g.class, out_dag.len());
         out_dag.push(encode::Node { op: g.op.clone(), kids });
@@ -358,7 +366,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
                 label: r.label.clone(),
                 node: index[&c],
                 term: x.render(&graph, c),
-                fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide()).count(),
+                fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide() && !graph.nodes[n].glue).count(),
                 source_node: r.node,
             }
         })
@@ -367,6 +375,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     Ok(Selection {
         roots: root_results,
         source: dag.clone(),
+        glue,
         dag: out_dag,
         extractor,
         provenance,
