@@ -3,7 +3,7 @@
  * vertical pass over a uint8 image carrying a (K-1)-pixel border ("valid":
  * output (x, y) reads input (x .. x+K-1, y .. y+K-1)).
  *
- The 3x3 median of benchmarks/kernels/median3x3.py is here too: it is
+ * The 3x3 median of benchmarks/kernels/median3x3.py is here too: it is
  * separable the same way (sort each row of three, then combine three rows).
  *
  * stencil_separable() runs the two passes: the horizontal pass of each input
@@ -18,11 +18,15 @@
 #ifndef MISAAL_SCALAR_STENCIL_H
 #define MISAAL_SCALAR_STENCIL_H
 
+#include <string.h>
+
 #include "halide_ops.h"
 
 enum { STENCIL_MAX_K = 7 };
 
-/* Binomial rows (Gaussian weights, Sobel smoothing), Sobel derivative rows. */
+/* Box weights, binomial rows (Gaussian weights, Sobel smoothing), Sobel
+ * derivative rows. */
+static const int ONES[STENCIL_MAX_K] = {1, 1, 1, 1, 1, 1, 1};
 static const int BINOMIAL[STENCIL_MAX_K + 1][STENCIL_MAX_K] = {
     [3] = {1, 2, 1}, [5] = {1, 4, 6, 4, 1}, [7] = {1, 6, 15, 20, 15, 6, 1}};
 static const int DERIV[STENCIL_MAX_K + 1][STENCIL_MAX_K] = {[3] = {-1, 0, 1}, [5] = {-1, -2, 0, 2, 1}};
@@ -33,16 +37,19 @@ static const int DERIV[STENCIL_MAX_K + 1][STENCIL_MAX_K] = {[3] = {-1, 0, 1}, [5
  * next iteration (load PRE across the back edge), and the vectorizer rejects
  * the resulting recurrence. The values are the same either way. */
 
-/* ----- box blur: uint16 sums, rounded division by k*k ----------------------- */
-
-static inline void box_blur_h(const uint8_t *in, void *dst, int w, int k) {
-    uint16_t *sum_x = dst;
+/* _common.weighted along x: dst(x) = sum_i weights[i] * in(x + i), in
+ * wrapping 16-bit arithmetic (the bits of Halide's uint16 or int16 sum). */
+static inline void weighted_h(const uint8_t *in, uint16_t *dst, int w, int k, const int *weights) {
     for (int x = 0; x < w; x++)
-        sum_x[x] = in[x];
+        dst[x] = (uint16_t)(in[x] * weights[0]);
     for (int i = 1; i < k; i++)
         for (int x = 0; x < w; x++)
-            sum_x[x] = (uint16_t)(sum_x[x] + in[x + i]);
+            dst[x] = (uint16_t)(dst[x] + in[x + i] * weights[i]);
 }
+
+/* ----- box blur: uint16 sums, rounded division by k*k ----------------------- */
+
+static inline void box_blur_h(const uint8_t *in, void *dst, int w, int k) { weighted_h(in, dst, w, k, ONES); }
 
 static inline void box_blur_v(const void *const *rows, uint8_t *out, int w, int k) {
     const uint16_t n = (uint16_t)(k * k);
@@ -57,9 +64,7 @@ static inline void box_blur_v(const void *const *rows, uint8_t *out, int w, int 
 /* ----- dilation: maximum of the window ---------------------------------------- */
 
 static inline void dilate_h(const uint8_t *in, void *dst, int w, int k) {
-    uint8_t *max_x = dst;
-    for (int x = 0; x < w; x++)
-        max_x[x] = in[x];
+    uint8_t *max_x = memcpy(dst, in, (size_t)w);
     for (int i = 1; i < k; i++)
         for (int x = 0; x < w; x++)
             max_x[x] = hl_max_u8(max_x[x], in[x + i]);
@@ -76,14 +81,7 @@ static inline void dilate_v(const void *const *rows, uint8_t *out, int w, int k)
 
 /* ----- Gaussian: binomial weights, rounding shift by 2(k-1) ------------------- */
 
-static inline void gaussian_h(const uint8_t *in, void *dst, int w, int k) {
-    uint16_t *rows = dst;
-    for (int x = 0; x < w; x++)
-        rows[x] = (uint16_t)(in[x] * BINOMIAL[k][0]);
-    for (int i = 1; i < k; i++)
-        for (int x = 0; x < w; x++)
-            rows[x] = (uint16_t)(rows[x] + in[x + i] * BINOMIAL[k][i]);
-}
+static inline void gaussian_h(const uint8_t *in, void *dst, int w, int k) { weighted_h(in, dst, w, k, BINOMIAL[k]); }
 
 /* The vertical sum reaches 4^(k-1) * 255: uint16 up to k = 5, uint32 at k = 7. */
 static inline void gaussian_v(const void *const *rows, uint8_t *out, int w, int k) {
@@ -110,17 +108,9 @@ static inline void gaussian_v(const void *const *rows, uint8_t *out, int w, int 
 /* A ring row holds smooth_x (the binomial row; uint16 for k = 3, int16 for
  * k = 5, the same bits) then deriv_x (the derivative row, int16). */
 static inline void sobel_h(const uint8_t *in, void *dst, int w, int k) {
-    uint16_t *smooth_x = dst;
-    int16_t *deriv_x = (int16_t *)dst + w;
-    for (int x = 0; x < w; x++) {
-        smooth_x[x] = (uint16_t)(in[x] * BINOMIAL[k][0]);
-        deriv_x[x] = (int16_t)(in[x] * DERIV[k][0]);
-    }
-    for (int i = 1; i < k; i++)
-        for (int x = 0; x < w; x++) {
-            smooth_x[x] = (uint16_t)(smooth_x[x] + in[x + i] * BINOMIAL[k][i]);
-            deriv_x[x] = (int16_t)(deriv_x[x] + in[x + i] * DERIV[k][i]);
-        }
+    uint16_t *smooth_x = dst, *deriv_x = smooth_x + w;
+    weighted_h(in, smooth_x, w, k, BINOMIAL[k]);
+    weighted_h(in, deriv_x, w, k, DERIV[k]);
 }
 
 static inline void sobel_v(const void *const *rows, uint8_t *out, int w, int k) {
@@ -194,23 +184,17 @@ static inline size_t stencil_ring_bytes(enum stencil_kind kind) {
     }
 }
 
-static inline void stencil_h(enum stencil_kind kind, const uint8_t *in, void *dst, int w, int k) {
+/* One pass of the stencil `kind`: without rows, the horizontal pass of input
+ * row `in` into ring row `dst`; with rows, the vertical pass into output row
+ * `out`. */
+static inline void stencil_pass(enum stencil_kind kind, const uint8_t *in, void *dst, const void *const *rows, uint8_t *out, int w, int k) {
+    const int horizontal = rows == NULL;
     switch (kind) {
-    case BOX_BLUR: box_blur_h(in, dst, w, k); break;
-    case DILATE: dilate_h(in, dst, w, k); break;
-    case GAUSSIAN: gaussian_h(in, dst, w, k); break;
-    case SOBEL: sobel_h(in, dst, w, k); break;
-    case MEDIAN: median_h(in, dst, w); break;
-    }
-}
-
-static inline void stencil_v(enum stencil_kind kind, const void *const *rows, uint8_t *out, int w, int k) {
-    switch (kind) {
-    case BOX_BLUR: box_blur_v(rows, out, w, k); break;
-    case DILATE: dilate_v(rows, out, w, k); break;
-    case GAUSSIAN: gaussian_v(rows, out, w, k); break;
-    case SOBEL: sobel_v(rows, out, w, k); break;
-    case MEDIAN: median_v(rows, out, w); break;
+    case BOX_BLUR: horizontal ? box_blur_h(in, dst, w, k) : box_blur_v(rows, out, w, k); break;
+    case DILATE: horizontal ? dilate_h(in, dst, w, k) : dilate_v(rows, out, w, k); break;
+    case GAUSSIAN: horizontal ? gaussian_h(in, dst, w, k) : gaussian_v(rows, out, w, k); break;
+    case SOBEL: horizontal ? sobel_h(in, dst, w, k) : sobel_v(rows, out, w, k); break;
+    case MEDIAN: horizontal ? median_h(in, dst, w) : median_v(rows, out, w); break;
     }
 }
 
@@ -226,18 +210,17 @@ static inline int stencil_separable(struct halide_buffer_t *input, struct halide
     if (!ring)
         return halide_error_code_out_of_memory;
     for (int r = 0; r < h + k - 1; r++) {
-        stencil_h(kind, in + (size_t)r * in_stride, ring + (size_t)(r % k) * row_bytes, w, k);
+        stencil_pass(kind, in + (size_t)r * in_stride, ring + (size_t)(r % k) * row_bytes, NULL, NULL, w, k);
         if (r < k - 1)
             continue;
         const int y = r - (k - 1);
         const void *rows[STENCIL_MAX_K];
         for (int j = 0; j < k; j++)
             rows[j] = ring + (size_t)((y + j) % k) * row_bytes;
-        stencil_v(kind, rows, out + (size_t)y * out_stride, w, k);
+        stencil_pass(kind, NULL, NULL, rows, out + (size_t)y * out_stride, w, k);
     }
     free(ring);
     return 0;
 }
-
 
 #endif
