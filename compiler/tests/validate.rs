@@ -177,3 +177,21 @@ fn split_and_concat_are_validated_like_any_halide_op() {
     let r = validate(target(), &bad, &ValidateOptions { cases: 0, ..ValidateOptions::default() });
     assert_eq!(r.mismatches.len(), 1, "{}", r.summary());
 }
+
+/// `cargo test -p misaal-compiler --test validate -- --ignored`: the
+/// emitter's selections of some suite kernels (`benchmarks/stmt`), each
+/// validated with nothing left unproved; prints each summary.
+/// `VALIDATE_KERNELS=softmax,mul` picks others.
+#[test]
+#[ignore = "slow: selection and proofs of whole suite kernels"]
+fn suite_kernels_validate() {
+    let names = std::env::var("VALIDATE_KERNELS").unwrap_or_else(|_| "add,blur3x3,matmul_b1,conv_nn".into());
+    for name in names.split(',') {
+        let path = format!("{}/../benchmarks/stmt/{name}.stmt", env!("CARGO_MANIFEST_DIR"));
+        let m = parse_module(&path, &std::fs::read_to_string(&path).expect("a suite kernel")).expect("the Stmt parses");
+        let (_, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(Options::default()) }).expect("emits");
+        let r = validate_all(&report.expect("an isel report").selections, &ValidateOptions::default());
+        eprint!("{name}: {}", r.summary());
+        assert!(r.ok(), "{name}: {}", r.summary());
+    }
+}

@@ -92,7 +92,12 @@ pub struct ValidationReport {
     pub unknown: Vec<Undecided>,
     pub errors: Vec<InternalError>,
     pub secs: f64,
+    /// The roots that took longest to check, slowest first (at most [`SLOWEST`]).
+    pub slowest: Vec<(String, f64)>,
 }
+
+/// How many of the slowest roots a report keeps.
+pub const SLOWEST: usize = 3;
 
 /// The most characters of an expression printed in a report.
 const EXPR_CHARS: usize = 1200;
@@ -142,6 +147,10 @@ impl ValidationReport {
         for e in &self.errors {
             s.push_str(&format!("validate: INTERNAL ERROR {}: {}\n", e.label, e.message));
         }
+        if self.slowest.first().is_some_and(|(_, t)| *t >= 1.0) {
+            let each: Vec<String> = self.slowest.iter().map(|(l, t)| format!("{l} {t:.2} s")).collect();
+            s.push_str(&format!("validate: slowest roots: {}\n", each.join("; ")));
+        }
         s.push_str(&self.line());
         s.push('\n');
         s
@@ -157,6 +166,9 @@ impl ValidationReport {
         self.unknown.extend(other.unknown.into_iter().map(|u| Undecided { label: name(u.label), ..u }));
         self.errors.extend(other.errors.into_iter().map(|e| InternalError { label: name(e.label), ..e }));
         self.secs += other.secs;
+        self.slowest.extend(other.slowest.into_iter().map(|(l, t)| (name(l), t)));
+        self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        self.slowest.truncate(SLOWEST);
     }
 }
 
@@ -185,7 +197,10 @@ fn run(target: &Lazy, sel: &Selection, opts: &ValidateOptions) -> ValidationRepo
     let t = Instant::now();
     let mut r = ValidationReport { roots: sel.roots.len(), ..Default::default() };
     for root in &sel.roots {
-        match check_root(target, sel, root.source_node, root.node, opts) {
+        let started = Instant::now();
+        let verdict = check_root(target, sel, root.source_node, root.node, opts);
+        r.slowest.push((root.label.clone(), started.elapsed().as_secs_f64()));
+        match verdict {
             Ok(Verdict::Trivial) => {
                 r.proved += 1;
                 r.trivial += 1;
@@ -206,6 +221,8 @@ fn run(target: &Lazy, sel: &Selection, opts: &ValidateOptions) -> ValidationRepo
             Err(message) => r.errors.push(InternalError { label: root.label.clone(), message }),
         }
     }
+    r.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    r.slowest.truncate(SLOWEST);
     r.secs = t.elapsed().as_secs_f64();
     r
 }
