@@ -26,10 +26,13 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
-    let prog = if args.isel {
+    let prog = if !args.naive {
         let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
+        if args.explain {
+            eprint!("{}", report.as_ref().map(|r| r.explain_chains()).unwrap_or_default());
+        }
         if args.validate {
             let selections = report.map(|r| r.selections).unwrap_or_default();
             let v = misaal_compiler::isel::validate::validate_all(&selections, &Default::default());
@@ -62,16 +65,39 @@ fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String>
     Ok(m.kernels.into_iter().map(|k| (k.name, k.function, k.args)).collect())
 }
 
+/// The Halide target the suite's Stmt and objects were built for, from the
+/// manifest (`target`), or `unknown`.
+fn suite_target(suite: &Path) -> String {
+    let text = std::fs::read_to_string(suite.join("manifest.json")).unwrap_or_default();
+    serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("target").and_then(|t| t.as_str()).map(str::to_string)).unwrap_or_else(|| "unknown".into())
+}
+
+/// A program on PATH.
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).find(|p| p.is_file()))
+}
+
 fn elements(dims: &[i64]) -> usize {
     dims.iter().product::<i64>().max(0) as usize
 }
 
-/// The C harness: reads inputs from files, calls ours and (if linked)
-/// Halide's, writes both outputs, and with `time` prints median times.
+/// The C harness: reads inputs from files, calls ours and each linked
+/// baseline (Halide's object unless NO_HALIDE, our naive build with
+/// HAVE_NAIVE, the scalar C with HAVE_SCALAR), writes every output, and with
+/// `time` prints the median time of each.
 fn harness(function: &str, args: &[ArgSpec]) -> String {
     let mut c = String::from("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n#include <time.h>\n#include \"HalideRuntime.h\"\n#include \"ours.h\"\n");
     let proto: Vec<String> = args.iter().map(|a| if a.buffer { "struct halide_buffer_t *".to_string() } else { c_type(a.ty) }).collect();
-    let _ = writeln!(c, "#ifndef NO_HALIDE\nint {function}({});\n#endif", proto.join(", "));
+    // (label, C function, guard that links it)
+    let variants = [
+        ("ours", format!("misaal_{function}"), "1"),
+        ("halide", function.to_string(), "!defined(NO_HALIDE)"),
+        ("naive", format!("misaal_naive_{function}"), "defined(HAVE_NAIVE)"),
+        ("scalar", format!("scalar_{function}"), "defined(HAVE_SCALAR)"),
+    ];
+    for (_, f, guard) in &variants[1..] {
+        let _ = writeln!(c, "#if {guard}\nint {f}({});\n#endif", proto.join(", "));
+    }
     c.push_str(
         "static double now_us(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }\n\
          static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }\n\
@@ -80,15 +106,13 @@ fn harness(function: &str, args: &[ArgSpec]) -> String {
          static void make(struct halide_buffer_t *b, struct halide_dimension_t *d, void *host, int code, int bits, const int *ext, int nd) {\n\
            memset(b, 0, sizeof *b); int s = 1; for (int i = 0; i < nd; i++) { d[i].min = 0; d[i].extent = ext[i]; d[i].stride = s; d[i].flags = 0; s *= ext[i]; }\n\
            b->host = (uint8_t *)host; b->type.code = (halide_type_code_t)code; b->type.bits = bits; b->type.lanes = 1; b->dimensions = nd; b->dim = d; }\n\
-         int main(int argc, char **argv) {\n  const char *dir = argv[1]; int timing = argc > 2; char path[4096];\n",
+         int main(int argc, char **argv) {\n  const char *dir = argv[1]; int timing = argc > 2; char path[4096]; enum { RUNS = 15 }; double t0, ts[RUNS];\n",
     );
-    let mut call_ours = Vec::new();
-    let mut call_halide = Vec::new();
+    let mut calls: Vec<Vec<String>> = vec![Vec::new(); variants.len()];
     for (i, a) in args.iter().enumerate() {
         if !a.buffer {
             let _ = writeln!(c, "  {} s{i} = ({}){};", c_type(a.ty), c_type(a.ty), a.value);
-            call_ours.push(format!("s{i}"));
-            call_halide.push(format!("s{i}"));
+            calls.iter_mut().for_each(|v| v.push(format!("s{i}")));
             continue;
         }
         let n = elements(&a.dims);
@@ -96,31 +120,34 @@ fn harness(function: &str, args: &[ArgSpec]) -> String {
         let ext: Vec<String> = a.dims.iter().map(|d| d.to_string()).collect();
         let code = if a.ty.is_int() { 0 } else { 1 };
         let nd = a.dims.len();
-        let _ = writeln!(c, "  static const int e{i}[] = {{{}}}; struct halide_dimension_t d{i}a[{nd}], d{i}b[{nd}]; struct halide_buffer_t b{i}a, b{i}b;", ext.join(", "));
-        if a.output {
-            let _ = writeln!(c, "  void *h{i}a = calloc(1, {bytes}), *h{i}b = calloc(1, {bytes});");
-        } else {
-            let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/{}.bin\", dir); void *h{i}a = slurp(path, {bytes}), *h{i}b = h{i}a;", a.name);
+        let _ = writeln!(c, "  static const int e{i}[] = {{{}}};", ext.join(", "));
+        if !a.output {
+            let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/{}.bin\", dir); void *h{i} = slurp(path, {bytes});", a.name);
         }
-        let _ = writeln!(c, "  make(&b{i}a, d{i}a, h{i}a, {code}, {}, e{i}, {nd}); make(&b{i}b, d{i}b, h{i}b, {code}, {}, e{i}, {nd});", a.ty.bits, a.ty.bits);
-        call_ours.push(format!("&b{i}a"));
-        call_halide.push(format!("&b{i}b"));
+        for (k, v) in calls.iter_mut().enumerate() {
+            let host = if a.output {
+                let _ = writeln!(c, "  void *h{i}_{k} = calloc(1, {bytes});");
+                format!("h{i}_{k}")
+            } else {
+                format!("h{i}")
+            };
+            let _ = writeln!(c, "  struct halide_dimension_t d{i}_{k}[{nd}]; struct halide_buffer_t b{i}_{k}; make(&b{i}_{k}, d{i}_{k}, {host}, {code}, {}, e{i}, {nd});", a.ty.bits);
+            v.push(format!("&b{i}_{k}"));
+        }
     }
-    let ours = format!("misaal_{function}({})", call_ours.join(", "));
-    let halide = format!("{function}({})", call_halide.join(", "));
-    let _ = writeln!(c, "  int r = {ours}; if (r) {{ fprintf(stderr, \"ours returned %d\\n\", r); return 4; }}");
-    let _ = writeln!(c, "#ifndef NO_HALIDE\n  r = {halide}; if (r) {{ fprintf(stderr, \"halide returned %d\\n\", r); return 5; }}\n#endif");
-    for (i, a) in args.iter().enumerate().filter(|(_, a)| a.output) {
-        let bytes = elements(&a.dims) * (a.ty.bits as usize).div_ceil(8);
-        let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/out_ours.bin\", dir); spit(path, h{i}a, {bytes});");
-        let _ = writeln!(c, "#ifndef NO_HALIDE\n  snprintf(path, sizeof path, \"%s/out_halide.bin\", dir); spit(path, h{i}b, {bytes});\n#endif");
+    for (k, (label, f, guard)) in variants.iter().enumerate() {
+        let call = format!("{f}({})", calls[k].join(", "));
+        let _ = writeln!(c, "#if {guard}\n  {{ int r = {call}; if (r) {{ fprintf(stderr, \"{label} returned %d\\n\", r); return 4 + {k}; }} }}");
+        for (i, a) in args.iter().enumerate().filter(|(_, a)| a.output) {
+            let bytes = elements(&a.dims) * (a.ty.bits as usize).div_ceil(8);
+            let _ = writeln!(c, "  snprintf(path, sizeof path, \"%s/out_{label}.bin\", dir); spit(path, h{i}_{k}, {bytes});");
+        }
+        let _ = writeln!(
+            c,
+            "  if (timing) {{ for (int w = 0; w < 3; w++) {call}; for (int k = 0; k < RUNS; k++) {{ t0 = now_us(); {call}; ts[k] = now_us() - t0; }} qsort(ts, RUNS, sizeof(double), cmp); printf(\"{label}_us=%.3f \", ts[RUNS / 2]); }}\n#endif"
+        );
     }
-    let _ = writeln!(
-        c,
-        "  if (timing) {{\n    enum {{ RUNS = 15 }}; double to[RUNS], th[RUNS];\n    for (int w = 0; w < 3; w++) {{ {ours};\n#ifndef NO_HALIDE\n {halide};\n#endif\n }}\n    \
-         for (int k = 0; k < RUNS; k++) {{ double t = now_us(); {ours}; to[k] = now_us() - t;\n#ifndef NO_HALIDE\n      t = now_us(); {halide}; th[k] = now_us() - t;\n#else\n      th[k] = 0;\n#endif\n    }}\n    \
-         qsort(to, RUNS, sizeof(double), cmp); qsort(th, RUNS, sizeof(double), cmp);\n    printf(\"ours_us=%.3f halide_us=%.3f\\n\", to[RUNS / 2], th[RUNS / 2]);\n  }}\n  return 0;\n}}"
-    );
+    c.push_str("  if (timing) printf(\"\\n\");\n  return 0;\n}\n");
     c
 }
 
@@ -196,7 +223,10 @@ struct Context<'a> {
     include: &'a Path,
     inputs: usize,
     interp: bool,
-    isel: bool,
+    /// The Halide target the suite was built for (the manifest's).
+    target: &'a str,
+    /// Compile ours with `--naive` (the naive build is always timed too).
+    naive: bool,
 }
 
 fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Result<BenchRow, String> {
@@ -207,20 +237,44 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // Compile in a child process, so its time and peak memory are its own.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.isel { &["--isel"][..] } else { &[] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { &["--naive"][..] } else { &[] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
     let compile_ms = t.elapsed().as_secs_f64() * 1e3;
     if !status.success() {
         return Err(format!("compile failed: {}", err.trim()));
     }
+    // Subterms left to the naive lowering, as the compile counted them.
+    let fallback_exprs: Option<u64> = err.lines().find_map(|l| l.strip_prefix("isel: ").and_then(|l| l.split("fallback_exprs ").nth(1)).and_then(|n| n.trim().parse().ok()));
+    // The naive build, for `naive_us`.
+    let naive = Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--naive", "--name"]).arg(format!("misaal_naive_{function}")).arg("-o").arg(dir.join("naive.c")).output().map_err(|e| e.to_string())?;
+    if !naive.status.success() {
+        return Err(format!("naive compile failed: {}", String::from_utf8_lossy(&naive.stderr).trim()));
+    }
     write_atomic(&dir.join("harness.c"), &harness(function, args))?;
     let hl_dir = suite.join("build").join("halide");
     let have_halide = hl_dir.join(format!("{name}.o")).exists() && hl_dir.join("runtime.o").exists();
+    // The scalar C baseline, by clang -O3 -march=native (benchmarks/scalar).
+    let scalar_c = suite.join("scalar").join(format!("{name}.c"));
+    let clang = which("clang");
+    let scalar_obj = dir.join("scalar.o");
+    let have_scalar = match (&clang, scalar_c.exists()) {
+        (Some(clang), true) => {
+            let out = Command::new(clang).args(["-O3", "-march=native", "-c", "-o"]).arg(&scalar_obj).arg(&scalar_c).arg("-I").arg(include).arg("-I").arg(suite.join("scalar")).output().map_err(|e| format!("clang: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("clang failed on {}:\n{}", scalar_c.display(), String::from_utf8_lossy(&out.stderr).lines().take(10).collect::<Vec<_>>().join("\n")));
+            }
+            true
+        }
+        _ => false,
+    };
     let mut cc = Command::new("cc");
-    cc.args(["-O3", "-march=native", "-o"]).arg(dir.join("harness")).arg(dir.join("harness.c")).arg(dir.join("ours.c")).arg("-I").arg(include).arg("-I").arg(&dir);
+    cc.args(["-O3", "-march=native", "-DHAVE_NAIVE", "-o"]).arg(dir.join("harness")).arg(dir.join("harness.c")).arg(dir.join("ours.c")).arg(dir.join("naive.c")).arg("-I").arg(include).arg("-I").arg(&dir);
     if have_halide {
         cc.arg(hl_dir.join(format!("{name}.o"))).arg(hl_dir.join("runtime.o"));
     } else {
         cc.arg("-DNO_HALIDE");
+    }
+    if have_scalar {
+        cc.arg("-DHAVE_SCALAR").arg(&scalar_obj);
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
     let out = cc.output().map_err(|e| format!("cc: {e}"))?;
@@ -232,7 +286,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     let mut exact = Vec::new();
     // How many (input set, reference) pairs were compared byte for byte.
     let mut compared = 0usize;
-    let (mut ours_us, mut halide_us) = (f64::NAN, f64::NAN);
+    let (mut ours_us, mut halide_us, mut naive_us, mut clang_us) = (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
     for run in 0..inputs {
         let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
         let mut bufs = Vec::new();
@@ -253,11 +307,14 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
         if run == 0 {
             let s = String::from_utf8_lossy(&out.stdout);
             for part in s.split_whitespace() {
-                if let Some(v) = part.strip_prefix("ours_us=") {
-                    ours_us = v.parse().unwrap_or(f64::NAN);
-                }
-                if let Some(v) = part.strip_prefix("halide_us=") {
-                    halide_us = if have_halide { v.parse().unwrap_or(f64::NAN) } else { f64::NAN };
+                let Some((k, v)) = part.split_once("_us=") else { continue };
+                let v: f64 = v.parse().unwrap_or(f64::NAN);
+                match k {
+                    "ours" => ours_us = v,
+                    "halide" => halide_us = v,
+                    "naive" => naive_us = v,
+                    "scalar" => clang_us = v,
+                    _ => {}
                 }
             }
         }
@@ -266,6 +323,12 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
             compared += 1;
             if std::fs::read(dir.join("out_halide.bin")).map_err(|e| e.to_string())? != ours {
                 exact.push(format!("input {run}: differs from Halide"));
+            }
+        }
+        // The baselines must compute the same thing, or their times mean nothing.
+        for (file, what, have) in [("out_naive.bin", "the naive build", true), ("out_scalar.bin", "the scalar C", have_scalar)] {
+            if have && std::fs::read(dir.join(file)).map_err(|e| e.to_string())? != ours {
+                exact.push(format!("input {run}: {what} differs from ours"));
             }
         }
         if let (Some(ops), Some(m)) = (&ops, &module) {
@@ -309,12 +372,26 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     } else {
         format!("yes ({inputs} inputs{}{})", if have_halide { ", Halide" } else { "" }, if interp { ", interpreter" } else { "" })
     };
-    Ok(BenchRow { kernel: name.into(), compile_ms, ours_us, halide_us, speedup: halide_us / ours_us, bit_exact, peak_rss_kb: rss })
+    Ok(BenchRow {
+        kernel: name.into(),
+        compile_ms,
+        ours_us,
+        halide_us,
+        speedup: halide_us / ours_us,
+        bit_exact,
+        peak_rss_kb: rss,
+        naive_us,
+        clang_us,
+        speedup_vs_clang: clang_us / ours_us,
+        fallback_exprs,
+        target: cx.target.to_string(),
+    })
 }
 
 pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     let suite = args.suite.clone();
     let kernels = manifest(&suite)?;
+    let target = suite_target(&suite);
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = PathBuf::from("target/misaal-bench");
     let hl_dir = suite.join("build").join("halide");
@@ -332,10 +409,22 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         if args.kernel.as_ref().is_some_and(|k| k != name) {
             continue;
         }
-        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, isel: args.isel };
+        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, naive: args.naive, target: &target };
         match bench_one(&cx, name, function, specs) {
             Ok(r) => {
-                println!("{:<26} compile {:>7.1} ms  ours {:>10.1} us  halide {:>10.1} us  {:>6.2}x  {}", r.kernel, r.compile_ms, r.ours_us, r.halide_us, r.speedup, r.bit_exact);
+                println!(
+                    "{:<24} compile {:>7.1} ms  ours {:>9.1} us  halide {:>9.1} us {:>5.2}x  naive {:>9.1} us  clang {:>9.1} us {:>5.2}x  fallbacks {:>3}  {}",
+                    r.kernel,
+                    r.compile_ms,
+                    r.ours_us,
+                    r.halide_us,
+                    r.speedup,
+                    r.naive_us,
+                    r.clang_us,
+                    r.speedup_vs_clang,
+                    r.fallback_exprs.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                    r.bit_exact
+                );
                 if r.bit_exact.starts_with("unchecked") {
                     unchecked += 1;
                 } else if !r.bit_exact.starts_with("yes") {
@@ -346,7 +435,20 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
             Err(e) => {
                 println!("{name:<26} FAILED: {e}");
                 failed += 1;
-                rows.push(BenchRow { kernel: name.clone(), compile_ms: f64::NAN, ours_us: f64::NAN, halide_us: f64::NAN, speedup: f64::NAN, bit_exact: format!("no: {}", e.lines().next().unwrap_or("")), peak_rss_kb: 0 });
+                rows.push(BenchRow {
+                    kernel: name.clone(),
+                    compile_ms: f64::NAN,
+                    ours_us: f64::NAN,
+                    halide_us: f64::NAN,
+                    speedup: f64::NAN,
+                    bit_exact: format!("no: {}", e.lines().next().unwrap_or("")),
+                    peak_rss_kb: 0,
+                    naive_us: f64::NAN,
+                    clang_us: f64::NAN,
+                    speedup_vs_clang: f64::NAN,
+                    fallback_exprs: None,
+                    target: target.clone(),
+                });
             }
         }
     }

@@ -55,16 +55,24 @@ struct CompileArgs {
     /// DAG-cost extraction) chooses for the Stmt; the C written is unchanged.
     #[arg(long)]
     explain_isel: bool,
-    /// Opt-in: emit native vector C from instruction selection (intrinsics
-    /// chosen by proved rules; what no rule covers lowered naively and
-    /// counted in a comment atop the C and on stderr). Off: the naive C.
-    #[arg(long)]
+    /// The old path: every vector op lowered lane by lane, no instruction
+    /// selection. By default the C comes from instruction selection
+    /// (intrinsics chosen by proved rules; what no rule covers lowered
+    /// naively and counted in a comment atop the C and on stderr).
+    #[arg(long, conflicts_with = "isel")]
+    naive: bool,
+    /// Instruction selection (the default; kept so older scripts run).
+    #[arg(long, hide = true)]
     isel: bool,
-    /// With --isel: prove (Z3, at the kernel's widths) that every selected
+    /// Print, for each emitted instruction, the chain of proved rules that
+    /// produced it (to stderr).
+    #[arg(long, conflicts_with = "naive")]
+    explain: bool,
+    /// Prove (Z3, at the kernel's widths) that every selected
     /// instruction DAG computes what its Stmt expression does. A mismatch
     /// prints both and a counterexample and exits 1, writing no C; a root
     /// the solver cannot decide is "not validated" and exits 3.
-    #[arg(long, requires = "isel")]
+    #[arg(long, conflicts_with = "naive")]
     validate: bool,
 }
 
@@ -87,8 +95,12 @@ struct BenchArgs {
     /// interpreter, so nothing was compared); for timing only.
     #[arg(long)]
     allow_unchecked: bool,
-    /// Compile every kernel with `misaal compile --isel` (opt-in).
-    #[arg(long)]
+    /// Compile our code with `misaal compile --naive` (the old lane-by-lane
+    /// path). The naive build is timed in every run anyway (`naive_us`).
+    #[arg(long, conflicts_with = "isel")]
+    naive: bool,
+    /// Instruction selection (the default; kept so older scripts run).
+    #[arg(long, hide = true)]
     isel: bool,
 }
 
@@ -225,11 +237,32 @@ enum IsaCmd {
         #[arg(long)]
         status: Option<PathBuf>,
     },
+    /// Time every spec this CPU can run (latency chain and independent
+    /// chains, in core cycles against vpaddd) and write isa/costs/x86.csv.
+    /// Use a release build.
+    Measure {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Only intrinsics whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// The cost table to update (default: isa/costs/<target>.csv).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Timed runs per measurement; the median is kept.
+        #[arg(long, default_value_t = 31)]
+        repeats: usize,
+        /// Run even in a debug build (whose numbers time calls, not
+        /// instructions): for smoke tests.
+        #[arg(long)]
+        allow_unoptimized: bool,
+    },
 }
 
 mod bench;
 mod check;
 mod classes;
+mod measure;
 mod verify;
 
 fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
@@ -278,6 +311,9 @@ fn main() -> ExitCode {
         Cmd::Isa(IsaCmd::List { spec, feature, family }) => list(&spec, feature, family),
         Cmd::Isa(IsaCmd::Show { name, spec }) => show(&spec, &name),
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
+        Cmd::Isa(IsaCmd::Measure { spec, filter, out, repeats, allow_unoptimized }) => {
+            measure::run(&spec, measure::MeasureArgs { filter, out, repeats, allow_unoptimized })
+        }
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
@@ -327,10 +363,19 @@ fn list(spec: &SpecArgs, feature: Option<String>, family: Option<String>) -> Res
         .filter(|i| family.as_ref().is_none_or(|f| &i.family == f))
         .collect();
     let w = rows.iter().map(|i| i.name.len()).max().unwrap_or(9).max(9);
-    println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}", "intrinsic", "instruction", "feature", "family", "latency", "tput");
+    // Measured costs (`misaal isa measure`) where the table has a row, else the spec's cost line.
+    let measured = measure::read_table(&measure::bundled_table(&spec.target)).unwrap_or_else(|e| {
+        eprintln!("warning: {e}; showing the specs' cost lines");
+        Default::default()
+    });
+    println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}  source", "intrinsic", "instruction", "feature", "family", "latency", "tput");
     for i in &rows {
-        let (lat, tp) = i.cost.as_ref().map(|c| (format!("{}", c.latency), format!("{}", c.throughput))).unwrap_or(("-".into(), "-".into()));
-        println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}", i.name, i.mnemonic, i.features.join("+"), i.family, lat, tp);
+        let (lat, tp, src) = match (measured.get(&i.name), &i.cost) {
+            (Some(m), _) => (format!("{}", m.latency), format!("{}", m.rthroughput), format!("measured ({})", m.cpu)),
+            (None, Some(c)) => (format!("{}", c.latency), format!("{}", c.throughput), "spec line".to_string()),
+            (None, None) => ("-".into(), "-".into(), "-".to_string()),
+        };
+        println!("{:<w$}  {:<12}  {:<22}  {:<12}  {:>7}  {:>6}  {src}", i.name, i.mnemonic, i.features.join("+"), i.family, lat, tp);
     }
     println!("{} of {} specs", rows.len(), lib.len());
     Ok(ExitCode::SUCCESS)

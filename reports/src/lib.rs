@@ -252,9 +252,22 @@ pub struct BenchRow {
     pub bit_exact: String,
     /// Peak resident memory of the compile, in KiB.
     pub peak_rss_kb: u64,
+    /// Median time of our naive (lane-by-lane) build, same run.
+    pub naive_us: f64,
+    /// Median time of the scalar C baseline by `clang -O3 -march=native`;
+    /// NaN without clang or a scalar file.
+    pub clang_us: f64,
+    /// `clang_us / ours_us`.
+    pub speedup_vs_clang: f64,
+    /// Subterms instruction selection left to the naive lowering (None for
+    /// a `--naive` compile).
+    pub fallback_exprs: Option<u64>,
+    /// The Halide target the suite was built for.
+    pub target: String,
 }
 
-pub const BENCH_COLUMNS: [&str; 7] = ["kernel", "compile_ms", "ours_us", "halide_us", "speedup", "bit_exact", "peak_rss_kb"];
+pub const BENCH_COLUMNS: [&str; 12] =
+    ["kernel", "compile_ms", "ours_us", "halide_us", "speedup", "bit_exact", "peak_rss_kb", "naive_us", "clang_us", "speedup_vs_clang", "fallback_exprs", "target"];
 
 pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError> {
     let r3 = |x: f64| (x * 1e3).round() / 1e3;
@@ -268,6 +281,11 @@ pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError
             Column::new(BENCH_COLUMNS[4].into(), rows.iter().map(|r| r3(r.speedup)).collect::<Vec<f64>>()),
             string_column(BENCH_COLUMNS[5], rows.iter().map(|r| r.bit_exact.clone()).collect()),
             Column::new(BENCH_COLUMNS[6].into(), rows.iter().map(|r| r.peak_rss_kb).collect::<Vec<u64>>()),
+            Column::new(BENCH_COLUMNS[7].into(), rows.iter().map(|r| r3(r.naive_us)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[8].into(), rows.iter().map(|r| r3(r.clang_us)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[9].into(), rows.iter().map(|r| r3(r.speedup_vs_clang)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[10].into(), rows.iter().map(|r| r.fallback_exprs).collect::<Vec<Option<u64>>>()),
+            string_column(BENCH_COLUMNS[11], rows.iter().map(|r| r.target.clone()).collect()),
         ],
     )
     .map_err(ReportError::Polars)?;

@@ -55,6 +55,24 @@ pub struct IselReport {
 }
 
 impl IselReport {
+    /// `--explain`: for each emitted instruction, the chains of proved rules
+    /// that produced it ([`Selection::rule_chains`]), per function.
+    pub fn explain_chains(&self) -> String {
+        let mut s = String::new();
+        for (f, sel) in &self.selections {
+            s.push_str(&format!("explain: function {f}\n"));
+            for (instr, chains) in sel.rule_chains() {
+                for c in chains {
+                    s.push_str(&format!("explain:   {instr} <= {}\n", c.join(" <= ")));
+                }
+            }
+            for (op, n) in &sel.fallbacks {
+                s.push_str(&format!("explain:   naive {op} x{n} (no proved rule covers it)\n"));
+            }
+        }
+        s
+    }
+
     /// Expressions left to the naive lowering: naive nodes plus naive roots.
     pub fn fallback_exprs(&self) -> usize {
         self.naive_nodes + self.naive_roots.len()

@@ -206,6 +206,38 @@ impl Selection {
             })
             .collect()
     }
+    /// For each instruction in the extracted DAG, the chains of proved rule
+    /// instances that lead to it from the kernel's own ops: the instance
+    /// that produced it, then the one whose right side introduced that
+    /// instance's left-side op, and so on back to an op the Stmt has.
+    /// Instances are linked by op (name and generics) among those that
+    /// matched, so a chain names every rewrite kind on the way.
+    pub fn rule_chains(&self) -> Vec<(String, Vec<Vec<String>>)> {
+        let source: std::collections::BTreeSet<(String, Vec<i64>)> = self.source.halide_heads().into_iter().collect();
+        let matched = |name: &str| self.phases.iter().any(|p| p.rules.get(name).is_some_and(|s| s.matches > 0));
+        let by_name: BTreeMap<&str, &rules::Instance> = self.rules.instances.iter().map(|i| (i.name.as_str(), i)).collect();
+        let head = |p: &rules::Pat| match p {
+            rules::Pat::Halide { name, generics, .. } => Some((name.clone(), generics.clone())),
+            _ => None,
+        };
+        // One chain per starting instance: follow the first matched
+        // instance that introduces the current left-side op.
+        let chain = |start: &str| -> Vec<String> {
+            let mut out = vec![start.to_string()];
+            let mut at = by_name.get(start).and_then(|i| head(&i.lhs));
+            while let Some(h) = at.take() {
+                if source.contains(&h) || out.len() > 12 {
+                    break;
+                }
+                let Some(prev) = self.rules.instances.iter().find(|i| !out.contains(&i.name) && matched(&i.name) && i.rhs.halide_heads().contains(&h)) else { break };
+                out.push(prev.name.clone());
+                at = head(&prev.lhs);
+            }
+            out
+        };
+        self.chosen.iter().map(|c| (c.instruction.clone(), c.rules.iter().map(|r| chain(r)).collect())).collect()
+    }
+
     /// A short human-readable account.
     pub fn explain(&self) -> String {
         let mut s = String::new();
