@@ -1,0 +1,263 @@
+//! `misaal isa measure`: latency and reciprocal throughput of every x86 spec
+//! this CPU can run, timed with the generated kernels of
+//! `misaal-measure-x86`, written to `isa/costs/x86.csv`.
+//!
+//! The timestamp counter does not count core cycles (it ticks at a fixed
+//! rate while the core's clock moves) and this machine may offer no cycle
+//! counter, so every timing is divided by the latency of the reference
+//! instruction (`vpaddd`, one cycle) measured just before and after it in
+//! the same run.
+
+use misaal_measure_x86::{Chain, REFERENCE, Timer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The table's columns, in order.
+pub const HEADER: &str = "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method";
+
+pub struct MeasureArgs {
+    pub filter: Option<String>,
+    pub out: Option<PathBuf>,
+    pub repeats: usize,
+    pub allow_unoptimized: bool,
+}
+
+/// One row of the cost table; fields hold no commas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostRow {
+    pub intrinsic: String,
+    pub instruction: String,
+    pub latency: f64,
+    pub rthroughput: f64,
+    pub uops_estimate: f64,
+    pub cpu: String,
+    pub method: String,
+}
+
+impl CostRow {
+    fn line(&self) -> String {
+        let clean = |s: &str| s.replace([',', '\n', '\r'], " ");
+        format!(
+            "{},{},{:.3},{:.3},{},{},{}",
+            self.intrinsic,
+            clean(&self.instruction),
+            self.latency,
+            self.rthroughput,
+            self.uops_estimate,
+            clean(&self.cpu),
+            clean(&self.method)
+        )
+    }
+}
+
+/// The bundled table, `isa/costs/<target>.csv`.
+pub fn bundled_table(target: &str) -> PathBuf {
+    let specs = misaal_isa::bundled_spec_dir(target);
+    let root = specs.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    root.join("costs").join(format!("{target}.csv"))
+}
+
+/// Reads a cost table: `Ok(empty)` when the file does not exist, an error
+/// when its header is not [`HEADER`] or a row is malformed.
+pub fn read_table(path: &Path) -> Result<BTreeMap<String, CostRow>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(format!("error: cannot read {}: {e}", path.display())),
+    };
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or("");
+    if head.trim() != HEADER {
+        return Err(format!("error: {}: the header is `{head}`, expected `{HEADER}`", path.display()));
+    }
+    let mut rows = BTreeMap::new();
+    for (n, l) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |what: &str| format!("error: {}:{}: {what}: `{l}`", path.display(), n + 2);
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        if f.len() != 7 {
+            return Err(bad("expected 7 fields"));
+        }
+        let num = |s: &str| s.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0);
+        let (Some(latency), Some(rthroughput), Some(uops_estimate)) = (num(f[2]), num(f[3]), num(f[4])) else {
+            return Err(bad("latency, rthroughput and uops_estimate must be positive numbers"));
+        };
+        let row = CostRow {
+            intrinsic: f[0].into(),
+            instruction: f[1].into(),
+            latency,
+            rthroughput,
+            uops_estimate,
+            cpu: f[5].into(),
+            method: f[6].into(),
+        };
+        rows.insert(row.intrinsic.clone(), row);
+    }
+    Ok(rows)
+}
+
+/// Writes the table next to its final place, then renames it there, so a
+/// reader never sees half a file.
+fn write_table(path: &Path, rows: &BTreeMap<String, CostRow>) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
+    }
+    let mut text = format!("{HEADER}\n");
+    for r in rows.values() {
+        text.push_str(&r.line());
+        text.push('\n');
+    }
+    let tmp = path.with_extension(format!("csv.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("error: cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("error: cannot rename {} to {}: {e}", tmp.display(), path.display())
+    })
+}
+
+/// The CPU model, as `/proc/cpuinfo` names it.
+fn cpu_name() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info.lines().filter_map(|l| l.split_once(':')).find(|(k, _)| k.trim() == "model name").map(|(_, v)| v.trim().to_string());
+    model.unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// Keeps the process on the CPU it runs on, so a migration does not land
+/// in the middle of a timing.
+fn pin_to_current_cpu() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain libc calls on a zeroed cpu_set_t owned here.
+    unsafe {
+        let cpu = libc::sched_getcpu();
+        if cpu >= 0 {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu as usize, &mut set);
+            libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+fn round(x: f64) -> f64 {
+    // Three significant decimals are below the run-to-run noise.
+    (x * 1000.0).round() / 1000.0
+}
+
+pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String> {
+    if spec.target != "x86" {
+        return Err(format!(
+            "error: --target {}: `isa measure` times instructions on this machine's CPU, so only --target x86 is supported",
+            spec.target
+        ));
+    }
+    let lib = super::load(spec)?;
+    let mut names: Vec<&str> =
+        lib.instrs().iter().map(|i| i.name.as_str()).filter(|n| args.filter.as_ref().is_none_or(|f| n.contains(f.as_str()))).collect();
+    names.sort_unstable();
+    if names.is_empty() {
+        return Err(format!("error: --filter `{}` matches no spec of target x86", args.filter.as_deref().unwrap_or("")));
+    }
+    let out = args.out.clone().unwrap_or_else(|| bundled_table("x86"));
+    let mut rows = read_table(&out)?;
+    if !misaal_measure_x86::OPTIMIZED && !args.allow_unoptimized {
+        return Err("error: this misaal is an unoptimized (debug) build, whose kernels time function calls, not instructions; \
+                    build with `cargo build --release -p misaal` and run target/release/misaal (or pass --allow-unoptimized for a smoke test)"
+            .into());
+    }
+    let reference = misaal_measure_x86::lookup(REFERENCE).ok_or("error: no timing kernel for the reference instruction")?;
+    if !reference.missing_features().is_empty() {
+        return Err(format!(
+            "error: this CPU lacks {} and cannot run the reference instruction `{REFERENCE}` (vpaddd) that calibrates the timings",
+            reference.missing_features().join(", ")
+        ));
+    }
+    let cpu = cpu_name();
+    pin_to_current_cpu();
+    let start = Instant::now();
+    let timer = Timer { repeats: args.repeats.max(1), ..Timer::default() };
+    let (Some(ref_lat), Some(ref_tput)) = (reference.latency_loops(), reference.throughput_loops()) else {
+        return Err("error: the reference instruction has no timing loops".into());
+    };
+    // The reference's own throughput (cycles), for the uops estimate, and
+    // the core clock the timestamp counter implies, for the log.
+    let ref_tp = timer.relative(ref_tput, ref_lat);
+    let clock = {
+        let t0 = (Instant::now(), misaal_measure_x86::ticks_now());
+        let ticks_per_cycle = timer.ticks(ref_lat);
+        let tsc_hz = misaal_measure_x86::ticks_now().wrapping_sub(t0.1) as f64 / t0.0.elapsed().as_secs_f64();
+        tsc_hz / ticks_per_cycle
+    };
+    let base = if misaal_measure_x86::OPTIMIZED {
+        "cycles = time / vpaddd latency (1 cycle) sampled in turn; fastest of repeats; long minus short unrolling"
+    } else {
+        "UNOPTIMIZED BUILD (not instruction timings); time / vpaddd latency"
+    };
+    let mut measured = 0;
+    let mut lacking: BTreeMap<String, usize> = BTreeMap::new();
+    let mut no_kernel = Vec::new();
+    for name in &names {
+        let (i, _) = lib.get(name).expect("listed");
+        let Some(k) = misaal_measure_x86::lookup(name) else {
+            no_kernel.push(*name);
+            continue;
+        };
+        let Some(tput) = k.throughput_loops() else {
+            *lacking.entry(k.missing_features().join("+")).or_default() += 1;
+            continue;
+        };
+        let rthroughput = round(timer.relative(tput, ref_lat)).max(0.001);
+        let lat = k.latency_loops().map(|l| round(timer.relative(l, ref_lat)).max(0.001));
+        let spec_lat = i.cost.as_ref().map(|c| c.latency).filter(|l| *l > 0.0);
+        let (latency, how) = match (k.chain, lat) {
+            (Chain::Direct, Some(l)) => (l, "latency: chain through the result".to_string()),
+            (Chain::Cast, Some(l)) => (l, "latency: chain via a free cast to the operand's width".to_string()),
+            _ => match spec_lat {
+                Some(l) => (l, "latency: spec line (the result type matches no operand so there is no chain)".to_string()),
+                None => (rthroughput, "latency: not measured (no chain) so the rthroughput as a lower bound".to_string()),
+            },
+        };
+        let uops = (rthroughput / ref_tp).round().max(1.0);
+        rows.insert(
+            name.to_string(),
+            CostRow {
+                intrinsic: name.to_string(),
+                instruction: i.mnemonic.clone(),
+                latency,
+                rthroughput,
+                uops_estimate: uops,
+                cpu: cpu.clone(),
+                method: format!("{base}; {how}"),
+            },
+        );
+        measured += 1;
+    }
+    // A row for a spec that no longer exists names nothing.
+    let stale: Vec<String> = rows.keys().filter(|n| lib.get(n).is_none()).cloned().collect();
+    for n in &stale {
+        rows.remove(n);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{cpu}: core clock about {:.2} GHz (timestamp counter over vpaddd latency)",
+        clock / 1e9
+    );
+    for (f, n) in &lacking {
+        eprintln!("note: {n} spec(s) need {f}, which this CPU lacks: not measured (their rows, if any, are kept)");
+    }
+    if !no_kernel.is_empty() {
+        eprintln!("note: {} spec(s) have no timing kernel (signature Rust cannot call): {}", no_kernel.len(), no_kernel.join(", "));
+    }
+    if !stale.is_empty() {
+        eprintln!("note: dropped {} row(s) naming no spec: {}", stale.len(), stale.join(", "));
+    }
+    if measured == 0 && stale.is_empty() {
+        eprintln!("measured 0 of {} matching spec(s) in {secs:.1} s; {} left unchanged", names.len(), out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_table(&out, &rows)?;
+    eprintln!("measured {measured} of {} matching spec(s) in {secs:.1} s; wrote {} ({} rows)", names.len(), out.display(), rows.len());
+    if !misaal_measure_x86::OPTIMIZED {
+        eprintln!("warning: unoptimized build: these numbers time function calls, not instructions");
+    }
+    Ok(ExitCode::SUCCESS)
+}
