@@ -155,41 +155,33 @@ fn kernels(i: &Instr, v: usize, out: &mut String) -> Result<&'static str, String
     // operand, or, with no operand of the result's type, independent
     // operations on operands the barrier makes opaque each time.
     let _ = writeln!(out, "{attr}\nunsafe fn {pre}tput_{name}(n: u64) {{");
-    match chain {
-        Chain::Direct(k) => {
-            let (ty, reg) = &ops[k];
-            inputs(Some(k), out);
-            for c in 0..TPUT_CHAINS {
-                let _ = writeln!(out, "    let mut x{c}: {ty} = unsafe {{ val({}) }};", k + c);
-            }
-            let _ = writeln!(out, "    for _ in 0..n {{");
-            for _ in 0..TPUT_UNROLL[v] {
-                for c in 0..TPUT_CHAINS {
-                    let _ = writeln!(out, "        x{c} = {}; bar!({reg}, x{c});", call(Some((k, &format!("x{c}")))));
-                }
-            }
-            let _ = writeln!(out, "    }}");
-            for c in 0..TPUT_CHAINS {
-                let _ = writeln!(out, "    black_box(x{c});");
-            }
-        }
-        Chain::Cast(..) | Chain::None => {
-            let k = if let Chain::Cast(k, _) = chain { k } else { vars[0] };
-            let (ty, reg) = &ops[k];
-            inputs(Some(k), out);
-            for c in 0..TPUT_CHAINS {
-                let _ = writeln!(out, "    let mut x{c}: {ty} = unsafe {{ val({}) }};", k + c);
-            }
-            let _ = writeln!(out, "    for _ in 0..n {{");
-            for _ in 0..TPUT_UNROLL[v] {
-                for c in 0..TPUT_CHAINS {
-                    let _ = writeln!(out, "        bar!({reg}, x{c}); let r = {}; sink!({ret_reg}, r);", call(Some((k, &format!("x{c}")))));
-                }
-            }
-            let _ = writeln!(out, "    }}");
-            let _ = writeln!(out, "    let _: {ret};");
+    let (k, direct) = match chain {
+        Chain::Direct(k) => (k, true),
+        Chain::Cast(k, _) => (k, false),
+        Chain::None => (vars[0], false),
+    };
+    let (ty, reg) = &ops[k];
+    inputs(Some(k), out);
+    for c in 0..TPUT_CHAINS {
+        let _ = writeln!(out, "    let mut x{c}: {ty} = unsafe {{ val({}) }};", k + c);
+    }
+    let _ = writeln!(out, "    for _ in 0..n {{");
+    for _ in 0..TPUT_UNROLL[v] {
+        for c in 0..TPUT_CHAINS {
+            let op = call(Some((k, &format!("x{c}"))));
+            let step = if direct {
+                format!("x{c} = {op}; bar!({reg}, x{c});")
+            } else {
+                format!("bar!({reg}, x{c}); let r = {op}; sink!({ret_reg}, r);")
+            };
+            let _ = writeln!(out, "        {step}");
         }
     }
+    let _ = writeln!(out, "    }}");
+    for c in 0..TPUT_CHAINS {
+        let _ = writeln!(out, "    black_box(x{c});");
+    }
+    let _ = writeln!(out, "    let _: {ret};");
     let _ = writeln!(out, "}}");
     Ok(match chain {
         Chain::Direct(_) => "Chain::Direct",
