@@ -30,6 +30,9 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
+        if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {
+            write_usage(dir, r)?;
+        }
         if args.explain {
             eprint!("{}", report.as_ref().map(|r| r.explain_chains()).unwrap_or_default());
         }
@@ -63,6 +66,79 @@ fn c_type(t: Type) -> String {
 fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String> {
     let m = misaal_compiler::manifest::load_manifest(&suite.join("manifest.json")).map_err(|e| e.to_string())?;
     Ok(m.kernels.into_iter().map(|k| (k.name, k.function, k.args)).collect())
+}
+
+/// One kernel's rule usage and emitted intrinsics, for the bench reports.
+fn write_usage(dir: &Path, r: &misaal_compiler::c::IselReport) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("error: {}: {e}", dir.display()))?;
+    let mut by_rule: std::collections::BTreeMap<String, (usize, f64, bool)> = std::collections::BTreeMap::new();
+    for (_, sel) in &r.selections {
+        for u in sel.rule_usage() {
+            let e = by_rule.entry(u.rule).or_default();
+            e.0 += u.matches;
+            e.1 += u.search_apply_ms;
+            e.2 |= u.used_in_extraction;
+        }
+    }
+    let mut csv = String::from("rule,matches,search_apply_ms,used_in_extraction\n");
+    for (rule, (m, ms, used)) in by_rule {
+        let _ = writeln!(csv, "\"{rule}\",{m},{ms:.3},{used}");
+    }
+    write_atomic(&dir.join("rule_usage.csv"), &csv)?;
+    let emitted: Vec<&str> = r.intrinsics.keys().map(String::as_str).collect();
+    write_atomic(&dir.join("emitted.txt"), &(emitted.join("\n") + "\n"))
+}
+
+/// `reports/rule_usage_x86.csv` (`rule,kernel,matches,search_apply_ms,
+/// used_in_extraction`: every proved rule instance a kernel loaded, with
+/// egglog's match counts and search-and-apply time summed over its
+/// functions) and `reports/coverage_x86.csv` (`instruction,class,
+/// reachable_by_rules,emitted_in_suite`: every verified x86 spec; `class`
+/// is its similarity class from `reports/x86_classes.csv` when `misaal
+/// classes` has written it, else `family:NAME`, the spec file).
+fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> {
+    let mut usage = String::from("rule,kernel,matches,search_apply_ms,used_in_extraction\n");
+    let mut emitted: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for k in kernels {
+        let dir = work.join(k).join("usage");
+        let Ok(text) = std::fs::read_to_string(dir.join("rule_usage.csv")) else { continue };
+        for line in text.lines().skip(1) {
+            // "rule",matches,ms,used: the rule is quoted (its name has commas).
+            let Some((rule, rest)) = line.rsplit_once('"').map(|(r, rest)| (r.trim_start_matches('"'), rest.trim_start_matches(','))) else { continue };
+            let _ = writeln!(usage, "\"{rule}\",{k},{rest}");
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("emitted.txt")) {
+            emitted.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+        }
+    }
+    write_atomic(Path::new("reports/rule_usage_x86.csv"), &usage)?;
+    let target = misaal_compiler::isel::Target::x86()?;
+    let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
+    let reachable = book.reachable_instructions();
+    let classes: std::collections::HashMap<String, String> = std::fs::read_to_string("reports/x86_classes.csv")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some((f.get(1)?.trim_matches('"').to_string(), f.first()?.trim_matches('"').to_string()))
+        })
+        .collect();
+    let mut cov = String::from("instruction,class,reachable_by_rules,emitted_in_suite\n");
+    let (mut n, mut r, mut e) = (0, 0, 0);
+    for (i, sem) in target.x86.iter() {
+        if target.status.verified(&i.name, sem).is_err() {
+            continue;
+        }
+        let class = classes.get(&i.name).cloned().unwrap_or_else(|| format!("family:{}", i.family));
+        let (reach, emit) = (reachable.contains(&i.name), emitted.contains(&i.name));
+        n += 1;
+        r += reach as usize;
+        e += emit as usize;
+        let _ = writeln!(cov, "{},{class},{reach},{emit}", i.name);
+    }
+    write_atomic(Path::new("reports/coverage_x86.csv"), &cov)?;
+    Ok(format!("wrote reports/rule_usage_x86.csv and reports/coverage_x86.csv: {n} verified x86 specs, {r} reachable by rules, {e} emitted in these kernels"))
 }
 
 /// The Halide target the suite's Stmt and objects were built for, from the
@@ -237,7 +313,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // Compile in a child process, so its time and peak memory are its own.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { &["--naive"][..] } else { &[] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { vec!["--naive".to_string()] } else { vec!["--usage-dir".to_string(), dir.join("usage").display().to_string()] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
     let compile_ms = t.elapsed().as_secs_f64() * 1e3;
     if !status.success() {
         return Err(format!("compile failed: {}", err.trim()));
@@ -459,6 +535,13 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if !speedups.is_empty() {
         let geo = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
         println!("geomean speedup over Halide: {geo:.3}x over {} kernels", speedups.len());
+    }
+    if !args.naive {
+        let names: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
+        match write_usage_reports(&work, &names) {
+            Ok(msg) => println!("{msg}"),
+            Err(e) => eprintln!("warning: rule usage and coverage reports: {e}"),
+        }
     }
     let csv = PathBuf::from("reports/bench_x86.csv");
     misaal_reports::write_bench_csv(&rows, &csv).map_err(|e| format!("error: writing {}: {e}", csv.display()))?;

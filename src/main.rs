@@ -74,6 +74,12 @@ struct CompileArgs {
     /// the solver cannot decide is "not validated" and exits 3.
     #[arg(long, conflicts_with = "naive")]
     validate: bool,
+    /// Write this kernel's rule usage (`rule,matches,search_apply_ms,
+    /// used_in_extraction`, summed over its functions) and the intrinsics
+    /// it emitted into this folder (`rule_usage.csv`, `emitted.txt`); what
+    /// `misaal bench` gathers into reports/rule_usage_x86.csv.
+    #[arg(long, hide = true, conflicts_with = "naive")]
+    usage_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -263,6 +263,12 @@ impl RuleBook {
         Ok(RuleBook { file: file.into(), rules, by_head, total, settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
     }
 
+    /// Every x86 instruction some instantiation's right side names, over
+    /// verified specs only: what the rules can reach at all.
+    pub fn reachable_instructions(&self) -> BTreeSet<String> {
+        self.by_head.values().flatten().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect()
+    }
+
     /// The proved instances a kernel with the Halide ops `heads` can use;
     /// see the module documentation.
     pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
