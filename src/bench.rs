@@ -111,6 +111,7 @@ fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> 
             emitted.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
         }
     }
+    std::fs::create_dir_all("reports").map_err(|e| format!("reports/: {e}"))?;
     write_atomic(Path::new("reports/rule_usage_x86.csv"), &usage)?;
     let target = misaal_compiler::isel::Target::x86()?;
     let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
