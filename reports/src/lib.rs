@@ -296,6 +296,7 @@ pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError
 /// without a speedup are left out. Written through a temporary file.
 pub fn write_speedup_chart(rows: &[BenchRow], path: &Path, font: &[u8]) -> Result<(), String> {
     use plotters::prelude::*;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
     let font: &'static [u8] = Box::leak(font.to_vec().into_boxed_slice());
     plotters::style::register_font("sans-serif", FontStyle::Normal, font).map_err(|_| "cannot load the chart font".to_string())?;
     let data: Vec<(&str, f64)> = rows.iter().filter(|r| r.speedup.is_finite() && r.speedup > 0.0).map(|r| (r.kernel.as_str(), r.speedup)).collect();
@@ -305,43 +306,82 @@ pub fn write_speedup_chart(rows: &[BenchRow], path: &Path, font: &[u8]) -> Resul
     // The encoder picks the format from the extension, so keep `.png` last.
     let tmp = path.with_extension(format!("tmp{}.png", std::process::id()));
     {
-        let root = BitMapBackend::new(&tmp, (1400, 700)).into_drawing_area();
+        // One horizontal bar per kernel, its name once, left of its bar,
+        // and its value at the bar's end: nothing overlaps however many
+        // kernels there are.
+        let n = data.len();
+        let root = BitMapBackend::new(&tmp, (1100, 110 + 26 * n as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let lo = data.iter().map(|d| d.1).fold(f64::INFINITY, f64::min).min(1.0) * 0.8;
-        let hi = data.iter().map(|d| d.1).fold(0.0, f64::max).max(1.0) * 1.25;
-        let n = data.len();
+        let hi = data.iter().map(|d| d.1).fold(0.0, f64::max).max(1.0) * 1.4;
         let mut chart = ChartBuilder::on(&root)
-            .caption("speedup over Halide 21 (higher is better; 1x = parity)", ("sans-serif", 26))
-            .margin(20)
-            .x_label_area_size(170)
-            .y_label_area_size(70)
-            .build_cartesian_2d((0..n as i32).into_segmented(), (lo..hi).log_scale())
+            .caption("speedup over Halide 21 (higher is better; 1x = parity)", ("sans-serif", 24))
+            .margin(15)
+            .set_label_area_size(LabelAreaPosition::Left, 200)
+            .set_label_area_size(LabelAreaPosition::Bottom, 40)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..n as f64)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => data.get(*i as usize).map(|d| d.0.to_string()).unwrap_or_default(),
-                _ => String::new(),
-            })
-            .x_label_style(("sans-serif", 14).into_font().transform(FontTransform::Rotate90))
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .y_desc("speedup (x, log scale)")
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_label_formatter(&|x| format!("{x:.2}x"))
+            .x_desc("speedup (log scale)")
             .draw()
             .map_err(|e| e.to_string())?;
+        // Top to bottom in the order given.
+        let row = |i: usize| (n - 1 - i) as f64;
         chart
             .draw_series(data.iter().enumerate().map(|(i, (_, s))| {
                 let color = if *s >= 1.0 { GREEN.mix(0.7) } else { RED.mix(0.7) };
-                let mut bar = Rectangle::new([(SegmentValue::Exact(i as i32), lo), (SegmentValue::Exact(i as i32 + 1), *s)], color.filled());
-                bar.set_margin(0, 0, 6, 6);
-                bar
+                Rectangle::new([(lo, row(i) + 0.15), (*s, row(i) + 0.85)], color.filled())
             }))
             .map_err(|e| e.to_string())?;
         chart
-            .draw_series(LineSeries::new([(SegmentValue::Exact(0), 1.0), (SegmentValue::Exact(n as i32), 1.0)], BLACK.stroke_width(2)))
+            .draw_series(data.iter().enumerate().map(|(i, (_, s))| Text::new(format!("{s:.2}x"), (*s, row(i) + 0.5), TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center)))))
             .map_err(|e| e.to_string())?;
+        chart.draw_series(LineSeries::new([(1.0, 0.0), (1.0, n as f64)], BLACK.stroke_width(2))).map_err(|e| e.to_string())?;
+        let name_style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        for (i, (name, _)) in data.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(lo, row(i) + 0.5));
+            root.draw(&Text::new(name.to_string(), (x - 8, y), name_style.clone())).map_err(|e| e.to_string())?;
+        }
         root.present().map_err(|e| e.to_string())?;
     }
     std::fs::rename(&tmp, path).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod chart_tests {
+    use super::*;
+
+    /// The chart renders the whole suite with one label per bar (looked at
+    /// by hand: `MISAAL_KEEP_CHART=path` keeps the PNG).
+    #[test]
+    fn speedup_chart_renders_every_kernel() {
+        let Ok(font) = std::fs::read("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf") else {
+            eprintln!("SKIPPED: no DejaVuSans font (apt install fonts-dejavu-core)");
+            return;
+        };
+        let rows: Vec<BenchRow> = (0..33)
+            .map(|i| BenchRow {
+                kernel: format!("kernel_with_a_long_name_{i}"),
+                compile_ms: 1.0,
+                ours_us: 1.0,
+                halide_us: 0.5 + i as f64 / 20.0,
+                speedup: 0.5 + i as f64 / 20.0,
+                bit_exact: "yes".into(),
+                peak_rss_kb: 1,
+                naive_us: 2.0,
+                clang_us: 3.0,
+                speedup_vs_clang: 3.0,
+                fallback_exprs: Some(0),
+                target: "t".into(),
+            })
+            .collect();
+        let path = std::env::var("MISAAL_KEEP_CHART").map(std::path::PathBuf::from).unwrap_or_else(|_| std::env::temp_dir().join(format!("chart-{}.png", std::process::id())));
+        write_speedup_chart(&rows, &path, &font).expect("chart");
+        let png = std::fs::read(&path).expect("written");
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+    }
 }
