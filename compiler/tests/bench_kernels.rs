@@ -1,5 +1,6 @@
 //! Benchmark kernels end to end against the reference interpreter: each
-//! `benchmarks/stmt/<kernel>.stmt` is emitted as C, compiled with
+//! `benchmarks/stmt/<kernel>.stmt` is emitted as C by instruction selection
+//! (the default `misaal compile` path), compiled with
 //! `cc -O2 -march=native`, run on seeded inputs at its manifest sizes (the
 //! Stmt fixes them), and its output compared byte for byte with
 //! `misaal_frontends::interp` on the same inputs.
@@ -99,7 +100,7 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Res
             vals.push(ArgValue::Buffer(b));
         }
         if dir.is_none() {
-            dir = Some(build(&format!("bench_{name}"), &m, &args).map_err(|e| format!("{name}: {e}"))?);
+            dir = Some(build_with(&format!("bench_{name}"), &m, &args, true).map_err(|e| format!("{name}: {e}"))?);
         }
         let d = dir.as_ref().unwrap();
         let ours = exec(d, &args).map_err(|e| format!("{name} ({what} inputs): ours: {e}"))?;

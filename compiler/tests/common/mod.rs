@@ -179,9 +179,22 @@ pub fn run(name: &str, module: &Module, args: &[Arg]) -> Result<Vec<Vec<u8>>, Ru
 /// Emits `module` and compiles it with a harness for arguments shaped as
 /// `args` (their data is read at run time) into `dir/prog`; returns `dir`.
 pub fn build(name: &str, module: &Module, args: &[Arg]) -> Result<PathBuf, RunError> {
+    build_with(name, module, args, false)
+}
+
+/// [`build`], with the C from instruction selection when `selected` (what
+/// `misaal compile` emits by default) instead of the naive lowering.
+pub fn build_with(name: &str, module: &Module, args: &[Arg], selected: bool) -> Result<PathBuf, RunError> {
     let dir = work_dir(name);
     let symbol = "misaal_fn";
-    write_program(&dir, module, symbol).map_err(RunError::Emit)?;
+    if selected {
+        let opts = misaal_compiler::c::EmitOptions { isel: Some(misaal_compiler::isel::Options::default()) };
+        let (p, _) = misaal_compiler::c::emit_with(module, symbol, &opts).map_err(|e| RunError::Emit(e.to_string()))?;
+        std::fs::write(dir.join("prog.c"), &p.c).unwrap();
+        std::fs::write(dir.join("prog.h"), &p.h).unwrap();
+    } else {
+        write_program(&dir, module, symbol).map_err(RunError::Emit)?;
+    }
     std::fs::write(dir.join("harness.c"), harness(symbol, args)).unwrap();
     cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(RunError::Compile)?;
     Ok(dir)
