@@ -44,22 +44,7 @@ fn fpir_u8_32() -> String {
 
 /// The kernel of `tests/isel.rs`: the u8 expression at constant offsets and
 /// the `vpmaddwd`-shaped pairwise i16 dot product.
-const KERNEL: &str = r#"module name=k, target=x86-64-linux-avx2-no_runtime
-external func k (a, b, c, d, out, acc) {
-let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)
-let b = (void *)_halide_buffer_get_host((struct halide_buffer_t *)b.buffer)
-let c = (void *)_halide_buffer_get_host((struct halide_buffer_t *)c.buffer)
-let d = (void *)_halide_buffer_get_host((struct halide_buffer_t *)d.buffer)
-let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
-let acc = (void *)_halide_buffer_get_host((struct halide_buffer_t *)acc.buffer)
-let t107 = (uint8x32)a[ramp(0, 1, 32)]
-let t109 = (uint8x32)b[ramp(0, 1, 32)]
-out[ramp(0, 1, 32)] = ((uint8x32)saturating_add(t107, t109) + ((uint8x32)saturating_cast((uint16x32)widening_mul(t107, x32((uint8)3))) + (uint8x32)absd(t107, t109))) + (uint8x32)rounding_halving_add(t107, t109)
-let p = (int16x16)c[ramp(0, 1, 16)]
-let q = (int16x16)d[ramp(0, 1, 16)]
-acc[ramp(0, 1, 8)] = (int32x8)vector_reduce_add((int32x16)widening_mul(p, q))
-}
-"#;
+const KERNEL: &str = include_str!("data/isel_kernel.stmt");
 
 /// A loop of `vpmaddwd`-shaped dot products (for the timing comparison).
 const DOT: &str = r#"module name=dot, target=x86-64-linux-avx2-no_runtime
