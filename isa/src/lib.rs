@@ -88,7 +88,7 @@ pub mod status;
 pub use ast::{Instr, Ty};
 pub use bitvec::BitVec;
 pub use diag::{Diagnostic, Diagnostics};
-pub use library::SpecLibrary;
+pub use library::{SpecLibrary, spec_files};
 pub use sema::{Lane, Semantics};
 pub use status::{SpecStatus, StatusTable};
 

@@ -22,19 +22,22 @@ pub struct SpecLibrary {
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
 
+/// The `*.sema` files of a spec folder, sorted by name: what
+/// [`SpecLibrary::load_dir`] reads, and what the build scripts that generate
+/// code per spec (the silicon oracle, the timing kernels) walk.
+pub fn spec_files(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "sema")).collect();
+    files.sort();
+    Ok(files)
+}
+
 impl SpecLibrary {
     /// Loads every `*.sema` file of `dir` (sorted by name).
     pub fn load_dir(dir: &Path) -> Result<SpecLibrary, Diagnostics> {
         let dir_name = dir.display().to_string();
         let io = |e: std::io::Error| Diagnostics::from(Diagnostic::new(&dir_name, Default::default(), format!("cannot read spec folder: {e}")));
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .map_err(io)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "sema"))
-            .collect();
-        files.sort();
         let mut sources = Vec::new();
-        for p in files {
+        for p in spec_files(dir).map_err(io)? {
             let text = std::fs::read_to_string(&p).map_err(io)?;
             sources.push((p.display().to_string(), text));
         }

@@ -70,10 +70,7 @@ fn glue(i: &Instr, out: &mut String) -> Result<(), String> {
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../isa/specs/x86");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "sema")).collect())
-        .unwrap_or_default();
-    files.sort();
+    let files = misaal_isa::spec_files(&dir).unwrap_or_default();
     let mut body = String::new();
     let mut table = String::new();
     let mut features = BTreeSet::new();
