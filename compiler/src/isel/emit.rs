@@ -338,20 +338,17 @@ impl Emitter<'_> {
             keys.into_iter().filter(|&k| k != node && self.let_val(k).is_some()).collect()
         };
         let sel = self.isel().sel.as_ref().ok_or_else(|| CompileError::new("internal: no selection"))?;
-        let (mut x86, mut halide, mut seen, mut stack) = (0, 0, std::collections::HashSet::new(), vec![node]);
+        let (mut halide, mut seen, mut stack) = (0, std::collections::HashSet::new(), vec![node]);
         while let Some(n) = stack.pop() {
             if !seen.insert(n) || bound.contains(&n) {
                 continue;
             }
             let d = &sel.dag[n];
-            match d.op {
-                Op::X86 { .. } => x86 += 1,
-                Op::Halide { .. } if sel.glue.get(n) != Some(&true) => halide += 1,
-                _ => {}
+            if d.op.is_halide() && sel.glue.get(n) != Some(&true) {
+                halide += 1;
             }
             stack.extend(d.kids.iter().copied());
         }
-        let _ = x86;
         let fused = halide > 0;
         if fused {
             let rep = &mut self.isel().report;
