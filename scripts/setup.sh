@@ -20,6 +20,8 @@ python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v cc >/dev/null || need_apt+=(gcc)
 # Clang compiles the scalar C baselines (benchmarks/scalar, clang -O3 -march=native).
 command -v clang >/dev/null || need_apt+=(clang)
+# The bench charts (reports/bench_x86.png) are drawn in DejaVu Sans.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 if ((${#need_apt[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     echo "setup: installing ${need_apt[*]} with apt-get"
