@@ -71,6 +71,29 @@ pub struct Instr {
     pub bindings: Vec<(String, i128)>,
 }
 
+impl Instr {
+    /// This instruction without its body: what type-checking a use needs,
+    /// without copying the semantics.
+    pub fn signature(&self) -> Instr {
+        Instr {
+            name: self.name.clone(),
+            params: self.params.clone(),
+            ret: self.ret,
+            target: self.target.clone(),
+            features: self.features.clone(),
+            mnemonic: self.mnemonic.clone(),
+            cost: self.cost.clone(),
+            body: Vec::new(),
+            span: self.span,
+            file: self.file.clone(),
+            family: self.family.clone(),
+            generics: self.generics.clone(),
+            ret_size: self.ret_size.clone(),
+            bindings: self.bindings.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Def {
     pub name: String,

@@ -1,16 +1,26 @@
 //! A target's spec library: every `.sema` file of one folder, checked and
 //! unrolled. Functions (`def`) are shared by all files of the folder.
+//!
+//! Unrolling is the expensive part (1,806 x86 specs: ~0.7 s and ~150 MB),
+//! and a compile touches a few dozen specs, so a library can also be loaded
+//! [lazily](SpecLibrary::load_dir_lazy): parsed and name-checked now, each
+//! spec unrolled (and digested) the first time it is asked for.
 
 use crate::ast::{Def, Instr, SpecFile};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::sema::{Semantics, unroll};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// One spec's unrolled semantics, computed at most once.
+type Unrolled = OnceLock<Result<Arc<Semantics>, Diagnostic>>;
 
 pub struct SpecLibrary {
     instrs: Vec<Arc<Instr>>,
-    semantics: Vec<Arc<Semantics>>,
+    semantics: Vec<Unrolled>,
+    /// [`crate::status::digest`] of each spec's semantics, computed at most once.
+    digests: Vec<OnceLock<String>>,
     by_name: HashMap<String, usize>,
     defs: HashMap<String, Def>,
     /// Generic instructions, instantiated on demand.
@@ -18,6 +28,8 @@ pub struct SpecLibrary {
     /// By generic name, then arguments: both levels look up borrowed keys,
     /// and the interpreter looks up one instance per op it runs.
     instances: Mutex<HashMap<String, HashMap<Vec<i128>, Instance>>>,
+    /// Instantiated signatures (no unrolling), the same way.
+    signatures: Mutex<HashMap<String, HashMap<Vec<i128>, Result<Arc<Instr>, Diagnostic>>>>,
 }
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
@@ -32,8 +44,22 @@ pub fn spec_files(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
 }
 
 impl SpecLibrary {
-    /// Loads every `*.sema` file of `dir` (sorted by name).
+    /// Loads every `*.sema` file of `dir` (sorted by name), unrolling every
+    /// spec, so that any spec that does not unroll is reported now.
     pub fn load_dir(dir: &Path) -> Result<SpecLibrary, Diagnostics> {
+        Self::from_sources(&Self::read_dir(dir)?)
+    }
+
+    /// [`load_dir`](Self::load_dir) without unrolling: syntax, duplicate
+    /// and name errors are reported now; a spec is unrolled when first
+    /// asked for, and one that does not unroll is then absent from
+    /// [`get`](Self::get) and [`iter`](Self::iter), with its error from
+    /// [`unrolled`](Self::unrolled).
+    pub fn load_dir_lazy(dir: &Path) -> Result<SpecLibrary, Diagnostics> {
+        Self::parse_sources(&Self::read_dir(dir)?)
+    }
+
+    fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
         let dir_name = dir.display().to_string();
         let io = |e: std::io::Error| Diagnostics::from(Diagnostic::new(&dir_name, Default::default(), format!("cannot read spec folder: {e}")));
         let mut sources = Vec::new();
@@ -41,12 +67,31 @@ impl SpecLibrary {
             let text = std::fs::read_to_string(&p).map_err(io)?;
             sources.push((p.display().to_string(), text));
         }
-        Self::from_sources(&sources)
+        Ok(sources)
     }
 
     /// Parses, checks and unrolls `(file name, text)` pairs. Reports every
     /// error it finds, not only the first.
     pub fn from_sources(sources: &[(String, String)]) -> Result<SpecLibrary, Diagnostics> {
+        let (lib, mut errors) = Self::parse(sources);
+        errors.extend((0..lib.instrs.len()).filter_map(|k| lib.unroll_at(k).err().cloned()));
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        Ok(lib)
+    }
+
+    /// Parses and name-checks, unrolling nothing.
+    fn parse_sources(sources: &[(String, String)]) -> Result<SpecLibrary, Diagnostics> {
+        let (lib, errors) = Self::parse(sources);
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        Ok(lib)
+    }
+
+    /// The library of what parsed, and every error found on the way.
+    fn parse(sources: &[(String, String)]) -> (SpecLibrary, Vec<Diagnostic>) {
         let mut errors = Vec::new();
         let mut parsed: Vec<SpecFile> = Vec::new();
         for (file, text) in sources {
@@ -97,26 +142,27 @@ impl SpecLibrary {
                 }
             }
         }
-        let mut semantics = Vec::with_capacity(instrs.len());
-        for i in &instrs {
-            match unroll(i, &defs) {
-                Ok(s) => semantics.push(Arc::new(s)),
-                Err(e) => errors.push(e),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(Diagnostics(errors));
-        }
-        Ok(SpecLibrary { instrs, semantics, by_name, defs, generics, instances: Mutex::new(HashMap::new()) })
+        let semantics = instrs.iter().map(|_| OnceLock::new()).collect();
+        let digests = instrs.iter().map(|_| OnceLock::new()).collect();
+        let lib = SpecLibrary { instrs, semantics, digests, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()) };
+        (lib, errors)
     }
 
-    /// Keeps the concrete specs for which `keep` holds (generic ones stay).
+    fn unroll_at(&self, k: usize) -> Result<&Arc<Semantics>, &Diagnostic> {
+        self.semantics[k].get_or_init(|| unroll(&self.instrs[k], &self.defs).map(Arc::new)).as_ref()
+    }
+
+    /// Keeps the concrete specs for which `keep` holds (generic ones stay);
+    /// a spec that does not unroll is dropped.
     pub fn retain(&mut self, mut keep: impl FnMut(&Instr, &Semantics) -> bool) {
-        let (instrs, semantics): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.instrs).into_iter().zip(std::mem::take(&mut self.semantics)).filter(|(i, s)| keep(i, s)).unzip();
-        self.by_name = instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
-        self.instrs = instrs;
-        self.semantics = semantics;
+        let kept: Vec<bool> = (0..self.instrs.len()).map(|k| self.unroll_at(k).is_ok_and(|s| keep(&self.instrs[k], s))).collect();
+        let mut flags = kept.iter();
+        self.instrs.retain(|_| *flags.next().expect("one flag per spec"));
+        let mut flags = kept.iter();
+        self.semantics.retain(|_| *flags.next().expect("one flag per spec"));
+        let mut flags = kept.iter();
+        self.digests.retain(|_| *flags.next().expect("one flag per spec"));
+        self.by_name = self.instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
     }
 
     pub fn instrs(&self) -> &[Arc<Instr>] {
@@ -128,11 +174,31 @@ impl SpecLibrary {
     pub fn is_empty(&self) -> bool {
         self.instrs.is_empty()
     }
+    /// A spec and its semantics (unrolled now if the library is lazy);
+    /// `None` if there is no such spec or it does not unroll.
     pub fn get(&self, name: &str) -> Option<(&Arc<Instr>, &Arc<Semantics>)> {
-        self.by_name.get(name).map(|&i| (&self.instrs[i], &self.semantics[i]))
+        self.unrolled(name)?.ok()
     }
+    /// A spec without unrolling it.
+    pub fn instr(&self, name: &str) -> Option<&Arc<Instr>> {
+        self.by_name.get(name).map(|&k| &self.instrs[k])
+    }
+    /// A spec and its semantics, or why it does not unroll.
+    pub fn unrolled(&self, name: &str) -> Option<Result<(&Arc<Instr>, &Arc<Semantics>), &Diagnostic>> {
+        let &k = self.by_name.get(name)?;
+        Some(self.unroll_at(k).map(|s| (&self.instrs[k], s)))
+    }
+    /// The digest of a spec's semantics ([`crate::status::digest`]),
+    /// computed once; `None` as for [`get`](Self::get).
+    pub fn digest(&self, name: &str) -> Option<&str> {
+        let &k = self.by_name.get(name)?;
+        let sem = self.unroll_at(k).ok()?;
+        Some(self.digests[k].get_or_init(|| crate::status::digest(sem)))
+    }
+    /// Every spec that unrolls (all of them, once the library is loaded
+    /// eagerly), with its semantics.
     pub fn iter(&self) -> impl Iterator<Item = (&Arc<Instr>, &Arc<Semantics>)> {
-        self.instrs.iter().zip(&self.semantics)
+        (0..self.instrs.len()).filter_map(|k| self.unroll_at(k).ok().map(|s| (&self.instrs[k], s)))
     }
     pub fn defs(&self) -> &HashMap<String, Def> {
         &self.defs
@@ -159,6 +225,20 @@ impl SpecLibrary {
             Ok((Arc::new(i), Arc::new(s)))
         });
         self.instances.lock().expect("instance cache").entry(name.to_string()).or_default().insert(args.to_vec(), r.clone());
+        r
+    }
+
+    /// Instantiates a generic instruction's signature (no body, no
+    /// unrolling; cached).
+    pub fn instantiate_signature(&self, name: &str, args: &[i128]) -> Result<Arc<Instr>, Diagnostic> {
+        let Some(g) = self.generics.get(name) else {
+            return Err(Diagnostic::new(name, Default::default(), format!("no generic instruction `{name}`")));
+        };
+        if let Some(r) = self.signatures.lock().expect("signature cache").get(name).and_then(|m| m.get(args)) {
+            return r.clone();
+        }
+        let r = g.signature().instantiate(args).map(Arc::new);
+        self.signatures.lock().expect("signature cache").entry(name.to_string()).or_default().insert(args.to_vec(), r.clone());
         r
     }
 

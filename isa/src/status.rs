@@ -130,11 +130,26 @@ impl StatusTable {
     /// `Ok` when the spec may be used: its row is verified and was made from
     /// these very semantics. Otherwise why not, in words.
     pub fn verified(&self, name: &str, sem: &Semantics) -> Result<(), String> {
+        self.verified_digest(name, || Ok(digest(sem)))
+    }
+
+    /// [`verified`](Self::verified) for `lib`'s spec `name`, with the
+    /// library's memoized digest (so a spec many rules use is digested once).
+    /// A spec whose status rules it out is not unrolled.
+    pub fn verified_in(&self, lib: &SpecLibrary, name: &str) -> Result<(), String> {
+        self.verified_digest(name, || match lib.unrolled(name) {
+            None => Err(format!("no spec `{name}`")),
+            Some(Err(e)) => Err(format!("`{name}` does not unroll: {e}")),
+            Some(Ok(_)) => Ok(lib.digest(name).expect("unrolled above").to_string()),
+        })
+    }
+
+    fn verified_digest(&self, name: &str, digest: impl FnOnce() -> Result<String, String>) -> Result<(), String> {
         let Some(r) = self.rows.get(name) else { return Err(format!("`{name}` was never checked against its oracle")) };
         if !r.status.is_verified() {
             return Err(format!("`{name}` is {} ({}), so it is unverified", r.status.label(), r.evidence));
         }
-        if r.digest != digest(sem) {
+        if r.digest != digest()? {
             return Err(format!("`{name}` changed since it was checked (status {})", r.status.label()));
         }
         Ok(())

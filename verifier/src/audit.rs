@@ -383,10 +383,7 @@ pub fn unverified_specs(libs: &Libraries, rule: &Rule, env: &Assignment, status:
     walk(&rule.rhs, &mut names, env);
     names
         .into_iter()
-        .filter_map(|n| {
-            let (_, sem) = libs.x86.get(&n)?;
-            status.verified(&n, sem).err().map(|why| (n, why))
-        })
+        .filter_map(|n| status.verified_in(libs.x86, &n).err().map(|why| (n, why)))
         .collect()
 }
 

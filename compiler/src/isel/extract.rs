@@ -221,7 +221,7 @@ impl CostModel {
     /// where present, else each spec's cost line.
     pub fn load(x86: &SpecLibrary, csv: Option<&std::path::Path>) -> CostModel {
         let mut table = HashMap::new();
-        for (i, _) in x86.iter() {
+        for i in x86.instrs() {
             let c = match &i.cost {
                 Some(c) if c.throughput > 0.0 => (c.throughput, CostSource::SpecLine),
                 Some(c) if c.latency > 0.0 => (c.latency, CostSource::SpecLine),

@@ -55,7 +55,7 @@ impl Target {
     /// cost table (`isa/costs/x86.csv` if present, else spec cost lines).
     pub fn x86() -> Result<Target, String> {
         let dir = misaal_isa::bundled_spec_dir("x86");
-        let x86 = SpecLibrary::load_dir(&dir).map_err(|d| d.to_string())?;
+        let x86 = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let costs = CostModel::load(&x86, Some(&extract::bundled_cost_table()));

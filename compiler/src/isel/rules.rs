@@ -178,7 +178,7 @@ impl PatBuilder<'_> {
             Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
             Term::X86(name, args, _) => {
                 let n = expand_name(name, self.assign)?;
-                let (i, _) = self.env.x86.get(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
+                let i = self.env.x86.instr(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
                 if i.params.len() != args.len() {
                     return Err(format!("`{n}` takes {} operand(s), given {}", i.params.len(), args.len()));
                 }
@@ -189,7 +189,7 @@ impl PatBuilder<'_> {
                 let g = self.env.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
                 let (wide, used) = op_generics(name, args, g.generics.len(), self.assign, &self.numeric)?;
                 let generics: Vec<i64> = wide.iter().map(|&x| x as i64).collect();
-                let (i, _) = self.env.halide.instantiate(name, &wide).map_err(|d| d.message)?;
+                let i = self.env.halide.instantiate_signature(name, &wide).map_err(|d| d.message)?;
                 let ops = &args[used..];
                 if ops.len() != i.params.len() {
                     return Err(format!("`{name}` takes {} operand(s), given {}", i.params.len(), ops.len()));
@@ -359,7 +359,7 @@ pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Ver
 pub fn program(loaded: &LoadedRules, x86: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
     let mut out = String::new();
     for name in loaded.instructions() {
-        let (i, _) = x86.get(&name).expect("resolved at load");
+        let i = x86.instr(&name).expect("resolved at load");
         let args = vec![SORT; i.params.len()].join(" ");
         let c = (cost(&name) * 100.0).round().max(1.0) as u64;
         out.push_str(&format!("(constructor {} ({args}) {SORT} :cost {c})\n", x86_ctor(&name)));

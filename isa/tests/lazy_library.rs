@@ -1,0 +1,74 @@
+//! A lazily loaded library (what `misaal compile` uses) must mean the same
+//! as an eager one: same specs, same semantics, and a spec that does not
+//! unroll is never silently treated as present.
+
+use misaal_isa::status::{SpecStatus, StatusRow};
+use misaal_isa::{SpecLibrary, StatusTable};
+
+const GOOD: &str = "instr good(a: bv16, b: bv16) -> bv16 [x86 sse2 paddb]\nFOR j := 0 to 1\n    i := j*8\n    dst[i+7:i] := a[i+7:i] + b[i+7:i]\nENDFOR\n";
+const BAD: &str = "instr bad(a: bv32) -> bv32 [x86 sse2 nop]\ndst[7:0] := a[7:0]\n";
+
+fn sources() -> Vec<(String, String)> {
+    vec![("good.sema".into(), GOOD.into()), ("bad.sema".into(), BAD.into())]
+}
+
+fn write_dir(name: &str, files: &[(String, String)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("misaal-lazy-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (f, t) in files {
+        std::fs::write(dir.join(f), t).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn eager_load_reports_what_does_not_unroll() {
+    let err = SpecLibrary::from_sources(&sources()).err().expect("`bad` never writes bits 8..31");
+    assert!(err.to_string().contains("never written"), "{err}");
+}
+
+#[test]
+fn lazy_load_defers_unrolling_but_never_hides_a_failure() {
+    let dir = write_dir("mixed", &sources());
+    let lib = SpecLibrary::load_dir_lazy(&dir).expect("parses and name-checks");
+    assert_eq!(lib.len(), 2);
+    assert!(lib.instr("bad").is_some(), "the signature is there without unrolling");
+    assert!(lib.get("bad").is_none(), "a spec that does not unroll has no semantics");
+    let why = lib.unrolled("bad").expect("listed").err().expect("fails to unroll");
+    assert!(why.to_string().contains("never written"), "{why}");
+    assert_eq!(lib.iter().map(|(i, _)| i.name.clone()).collect::<Vec<_>>(), vec!["good"]);
+    // Even with a silicon row, the status check names the failure instead
+    // of skipping the spec.
+    let mut status = StatusTable::default();
+    let row = StatusRow { status: SpecStatus::Silicon, cases: 1000, digest: "0".repeat(32), evidence: "test".into() };
+    status.rows.insert("bad".into(), row);
+    let reason = status.verified_in(&lib, "bad").err().expect("not verified");
+    assert!(reason.contains("does not unroll"), "{reason}");
+    assert!(StatusTable::default().verified_in(&lib, "good").err().expect("no row").contains("never checked"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn lazy_and_eager_agree_on_semantics_and_digests() {
+    let files = vec![("good.sema".to_string(), GOOD.to_string())];
+    let dir = write_dir("good", &files);
+    let lazy = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    let eager = SpecLibrary::load_dir(&dir).unwrap();
+    let (_, a) = lazy.get("good").unwrap();
+    let (_, b) = eager.get("good").unwrap();
+    assert_eq!(misaal_isa::status::digest(a), misaal_isa::status::digest(b));
+    assert_eq!(lazy.digest("good"), Some(misaal_isa::status::digest(b).as_str()));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_bundled_x86_library_loads_the_same_lazily() {
+    let dir = misaal_isa::bundled_spec_dir("x86");
+    let lazy = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    let eager = SpecLibrary::load_dir(&dir).unwrap();
+    assert_eq!(lazy.len(), eager.len());
+    for (i, s) in eager.iter().take(200) {
+        assert_eq!(lazy.digest(&i.name), Some(misaal_isa::status::digest(s).as_str()), "{}", i.name);
+    }
+}
