@@ -115,7 +115,7 @@ fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> 
     write_atomic(Path::new("reports/rule_usage_x86.csv"), &usage)?;
     let target = misaal_compiler::isel::Target::x86()?;
     let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
-    let reachable = book.reachable_instructions();
+    let reachable = book.reachable_instructions(&target.rule_env());
     let classes: std::collections::HashMap<String, String> = std::fs::read_to_string("reports/x86_classes.csv")
         .unwrap_or_default()
         .lines()

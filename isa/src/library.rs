@@ -228,6 +228,22 @@ impl SpecLibrary {
         r
     }
 
+    /// Drops the bodies of the concrete specs `keep` rejects (a compile
+    /// keeps only the specs its status table vouches for: ~10 MB of syntax
+    /// less for x86). Such a spec keeps its signature, and asking for its
+    /// semantics gives the error `why` (never an empty body's semantics).
+    pub fn withhold_bodies(&mut self, keep: impl Fn(&Instr) -> bool, why: &str) {
+        for k in 0..self.instrs.len() {
+            if keep(&self.instrs[k]) || self.semantics[k].get().is_some() {
+                continue;
+            }
+            let i = &self.instrs[k];
+            let err = Diagnostic::new(&i.file, i.span, format!("`{}`: semantics not loaded ({why})", i.name));
+            self.semantics[k] = OnceLock::from(Err(err));
+            self.instrs[k] = Arc::new(self.instrs[k].signature());
+        }
+    }
+
     /// Instantiates a generic instruction's signature (no body, no
     /// unrolling; cached).
     pub fn instantiate_signature(&self, name: &str, args: &[i128]) -> Result<Arc<Instr>, Diagnostic> {

@@ -72,3 +72,23 @@ fn the_bundled_x86_library_loads_the_same_lazily() {
         assert_eq!(lazy.digest(&i.name), Some(misaal_isa::status::digest(s).as_str()), "{}", i.name);
     }
 }
+
+#[test]
+fn withheld_bodies_keep_signatures_and_refuse_semantics() {
+    let files = vec![("good.sema".to_string(), GOOD.to_string())];
+    let dir = write_dir("withheld", &files);
+    let mut lib = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    lib.withhold_bodies(|_| false, "unverified here");
+    let i = lib.instr("good").expect("signature kept");
+    assert_eq!(i.params.len(), 2);
+    assert!(i.body.is_empty());
+    assert!(lib.get("good").is_none(), "no semantics from an empty body");
+    let why = lib.unrolled("good").unwrap().err().unwrap().to_string();
+    assert!(why.contains("not loaded (unverified here)"), "{why}");
+    // A spec already unrolled keeps its semantics.
+    let mut lib = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    assert!(lib.get("good").is_some());
+    lib.withhold_bodies(|_| false, "unverified here");
+    assert!(lib.get("good").is_some());
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -342,7 +342,7 @@ impl VerdictCache {
 pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
     let rules = misaal_rulesets::parse_rules(file, text)?;
     let x86 = |n: &str| -> Result<(), String> {
-        match libs.x86.get(n) {
+        match libs.x86.instr(n) {
             Some(_) => Ok(()),
             None => Err(match misaal_rulesets::closest(n, libs.x86.instrs().iter().map(|i| i.name.as_str())) {
                 Some(c) => format!("no x86 spec `{n}`; did you mean `{c}`?"),

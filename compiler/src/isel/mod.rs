@@ -55,8 +55,10 @@ impl Target {
     /// cost table (`isa/costs/x86.csv` if present, else spec cost lines).
     pub fn x86() -> Result<Target, String> {
         let dir = misaal_isa::bundled_spec_dir("x86");
-        let x86 = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
+        let mut x86 = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
+        // Rules over unverified specs are never loaded: their bodies are not needed.
+        x86.withhold_bodies(|i| status.rows.get(&i.name).is_some_and(|r| r.status.is_verified()), "unverified here");
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let costs = CostModel::load(&x86, Some(&extract::bundled_cost_table()));
         Ok(Target { x86, halide, status, costs, vector_widths: misaal_rulesets::X86_VECTOR_WIDTHS.to_vec() })

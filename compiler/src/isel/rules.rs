@@ -23,7 +23,7 @@ use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A rule side with its numeric variables filled in.
 #[derive(Clone, Debug, PartialEq)]
@@ -214,6 +214,7 @@ pub fn instantiate(env: &RuleEnv, rule: &Rule, assign: &Assignment) -> Result<(P
 type Head = (String, Vec<i64>);
 
 /// One instantiation of one rule, ready to load.
+#[derive(Clone)]
 struct Candidate {
     rule: usize,
     assign: Assignment,
@@ -224,15 +225,22 @@ struct Candidate {
     unverified: Option<String>,
 }
 
-/// A rule file parsed, name-checked and instantiated at every width, by the
-/// root op of each instance's left side: built once per target and rule
-/// file, and shared by every kernel. Verdicts are settled lazily, only for
-/// the instances some kernel can use, and remembered.
+/// A rule file parsed, name-checked and its instantiations enumerated at
+/// every width: built once per target and rule file, and shared by every
+/// kernel. Instances are built (type-checked, their specs' status looked
+/// up) per root op, the first time a kernel needs that op, and verdicts
+/// are settled only for the instances some kernel can use; both are
+/// remembered. A rule book over the whole x86 ruleset is then a few
+/// milliseconds and a few megabytes, not every instance of every rule.
 pub struct RuleBook {
     pub file: String,
     rules: Vec<Rule>,
-    by_head: BTreeMap<Head, Vec<Candidate>>,
+    /// By the Halide op at the root of the left side: each rule's index and
+    /// its instantiations. A rule rooted elsewhere is never loaded.
+    by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>>,
     total: usize,
+    /// The instances of one root op, by exact head, once built.
+    built: Mutex<HashMap<String, Arc<BTreeMap<Head, Vec<Candidate>>>>>,
     settled: Mutex<HashMap<String, (Verdict, String, bool)>>,
     /// Seconds spent building the book.
     pub build_secs: f64,
@@ -244,29 +252,49 @@ impl RuleBook {
         let libs = Libraries { x86: env.x86, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
-        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
+        let mut by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>> = BTreeMap::new();
         let mut total = 0;
         for (k, rule) in rules.iter().enumerate() {
             let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
-            for assign in envs {
-                total += 1;
-                // An instantiation whose sides do not type-check is never
-                // loaded (the verifier calls it refuted).
-                let Ok((lhs, rhs)) = instantiate(env, rule, &assign) else { continue };
-                let Some(head) = lhs.root_head() else { continue };
-                let missing = unverified_specs(&libs, rule, &assign, env.status);
-                let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
-                let name = format!("{}[{}]", rule.name, describe_env(&assign));
-                by_head.entry(head).or_default().push(Candidate { rule: k, assign, name, lhs, rhs, unverified });
+            total += envs.len();
+            if let Term::Op(op, _, _) = &rule.lhs {
+                by_op.entry(op.clone()).or_default().push((k, envs));
             }
         }
-        Ok(RuleBook { file: file.into(), rules, by_head, total, settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
+        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
+    }
+
+    /// The instances whose left side is rooted at `op`, by exact head.
+    fn instances_of(&self, env: &RuleEnv, op: &str) -> Arc<BTreeMap<Head, Vec<Candidate>>> {
+        if let Some(b) = self.built.lock().expect("rule book").get(op) {
+            return b.clone();
+        }
+        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
+        for (k, envs) in self.by_op.get(op).into_iter().flatten() {
+            let rule = &self.rules[*k];
+            for assign in envs {
+                // An instantiation whose sides do not type-check is never
+                // loaded (the verifier calls it refuted).
+                let Ok((lhs, rhs)) = instantiate(env, rule, assign) else { continue };
+                let Some(head) = lhs.root_head() else { continue };
+                let missing = unverified_specs(&libs, rule, assign, env.status);
+                let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
+                let name = format!("{}[{}]", rule.name, describe_env(assign));
+                by_head.entry(head).or_default().push(Candidate { rule: *k, assign: assign.clone(), name, lhs, rhs, unverified });
+            }
+        }
+        let b = Arc::new(by_head);
+        self.built.lock().expect("rule book").insert(op.to_string(), b.clone());
+        b
     }
 
     /// Every x86 instruction some instantiation's right side names, over
-    /// verified specs only: what the rules can reach at all.
-    pub fn reachable_instructions(&self) -> BTreeSet<String> {
-        self.by_head.values().flatten().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect()
+    /// verified specs only: what the rules can reach at all. (Builds every
+    /// instance of the book.)
+    pub fn reachable_instructions(&self, env: &RuleEnv) -> BTreeSet<String> {
+        let ops: Vec<String> = self.by_op.keys().cloned().collect();
+        ops.iter().flat_map(|op| self.instances_of(env, op).values().flatten().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect::<Vec<_>>()).collect()
     }
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
@@ -279,18 +307,19 @@ impl RuleBook {
         // The closure of the kernel's ops under the usable right sides.
         let mut seen: BTreeSet<Head> = BTreeSet::new();
         let mut todo: Vec<Head> = heads.to_vec();
-        let mut chosen: Vec<&Candidate> = Vec::new();
+        let mut chosen: Vec<Candidate> = Vec::new();
         while let Some(h) = todo.pop() {
             if !seen.insert(h.clone()) {
                 continue;
             }
-            for c in self.by_head.get(&h).into_iter().flatten() {
+            let of_op = self.instances_of(env, &h.0);
+            for c in of_op.get(&h).into_iter().flatten() {
                 if let Some(why) = &c.unverified {
                     out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
                     continue;
                 }
                 todo.extend(c.rhs.halide_heads());
-                chosen.push(c);
+                chosen.push(c.clone());
             }
         }
         let mut cache: Option<Mutex<VerdictCache>> = None;
