@@ -1,12 +1,22 @@
-//! The online path today: a C backend that emits a whole Halide Stmt as C
-//! with Halide's AOT ABI, lowering every vector op lane by lane (no
-//! instruction selection yet), and the benchmark manifest format.
+//! The online path: a Halide Stmt compiled to one C translation unit with
+//! Halide's AOT ABI, and the benchmark manifest format.
 //!
-//! Owns: code generation and the suite manifest. Reads Stmt and op meaning
-//! from `misaal-frontends`. Instruction selection by egglog over the
-//! verified rulesets (read through `misaal-rulesets`) is being built in
-//! [`isel`]: encoding, proved rules, saturation and DAG-cost extraction, not
-//! yet wired into the emitted C.
+//! Owns: code generation ([`c`]), instruction selection ([`isel`]) and the
+//! suite manifest ([`manifest`]). By default the vector code comes from
+//! instruction selection by equality saturation in egglog, in process:
+//! `isel::encode` (Halide vector expressions as egglog terms),
+//! `isel::rules` (the ruleset read through `misaal-rulesets`, instantiated
+//! at the kernel's widths, every instance used `proved`), `isel::schedule`
+//! (saturation under explicit limits), `isel::extract` (DAG-cost
+//! extraction), `isel::emit` (the chosen instructions as C intrinsics) and
+//! `isel::validate` (translation validation with Z3, `--validate`). What
+//! no rule covers, and everything under `misaal compile --naive`, is
+//! lowered lane by lane by the C backend.
+//!
+//! Reads Stmt and op meaning from `misaal-frontends` and x86 semantics and
+//! their status from `misaal-isa`. Depends on `misaal-verifier` to prove
+//! rule instances not yet in the verdict cache and to compose both sides of
+//! translation validation.
 
 pub mod c;
 pub mod isel;

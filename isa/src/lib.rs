@@ -1,9 +1,12 @@
 //! The semantics language and the meaning of every target instruction.
 //!
 //! Owns: the lexer, parser, AST and checker of `.sema` files, the unroller to
-//! per-lane bit-vector DAGs, the concrete evaluator, and the spec files under
-//! `specs/<target>/`. Knows nothing of oracles, Z3, Datalog or Halide; those
-//! consume [`Semantics`].
+//! per-lane bit-vector DAGs, the concrete evaluator, the spec files under
+//! `specs/<target>/`, and each target's spec status table
+//! (`specs/<target>/STATUS.tsv`, read and written by [`status`]): which
+//! specs met their oracle (`silicon`, `emulator`, `proven-twin`) and so may
+//! flow into classes, rules and code. Knows nothing of oracles, Z3, Datalog
+//! or Halide; those consume [`Semantics`] and fill in the status table.
 //!
 //! # The language
 //!

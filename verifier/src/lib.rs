@@ -1,7 +1,8 @@
-//! Verification: oracles for instruction semantics (this CPU for x86; an
-//! emulator, batched, for ARM and HVX), quickcheck-driven differential
-//! testing against the concrete evaluator, mutants, class membership, Z3
-//! proofs, and rule audits.
+//! Verification: oracles for instruction semantics (today only this CPU,
+//! for x86; the [`oracle::Oracle`] interface takes batches so that an
+//! emulator for ARM or HVX can be added later, but none exists yet),
+//! quickcheck-driven differential testing against the concrete evaluator,
+//! mutants, class membership, Z3 proofs, and rule audits.
 //!
 //! Owns: verdicts. Reads semantics from `misaal-isa` and rule files through
 //! `misaal-rulesets`. A rule audit takes the Halide op library as data (a
