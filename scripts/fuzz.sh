@@ -46,7 +46,10 @@ main() {
         [ -f "$f" ] && cp "$f" "$seed_dir/$(echo "$f" | tr '/' '_')"
     done
     # Earlier crashes seed too: their neighbourhood is where bugs were.
-    [ -d "fuzz/regressions/$target" ] && cp fuzz/regressions/"$target"/* "$seed_dir/" 2>/dev/null || true
+    # (README.md in a regression folder is its note, not an input.)
+    for f in fuzz/regressions/"$target"/*; do
+        if [ -f "$f" ] && [ "$(basename "$f")" != README.md ]; then cp "$f" "$seed_dir/"; fi
+    done
 
     if [ "$secs" = min ]; then
         # Keeps of the grown corpus only the inputs that add coverage beyond
