@@ -79,6 +79,36 @@ fn check_rejects_zero_cases() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--cases N` with 1 <= N < 1000: a spec that agrees on N cases is
+/// `silicon` with N recorded, in the CSV and in the status table. The table
+/// goes to a scratch file (`--status`); the committed one is left alone.
+#[test]
+fn check_records_fewer_cases_when_asked() {
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/isa/specs/x86/STATUS.tsv");
+    let before = std::fs::read(committed).unwrap();
+    let dir = std::env::temp_dir().join(format!("misaal-cli-cases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in ["1", "7", "999"] {
+        let status = dir.join(format!("STATUS-{n}.tsv"));
+        let csv = dir.join(format!("r-{n}.csv"));
+        let (ok, out, err) = misaal(&[
+            "isa", "check", "--target", "x86", "--family", "add", "--filter", "_mm_add_epi8", "--cases", n,
+            "--status", status.to_str().unwrap(), "--out", csv.to_str().unwrap(),
+        ]);
+        assert!(ok, "{out}{err}");
+        assert!(out.contains(&format!("1 specs checked with {n} cases each")), "{out}");
+        let rows: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().skip(1).map(String::from).collect();
+        // SSE2 runs on every x86-64 CPU.
+        assert_eq!(rows.len(), 1, "{rows:#?}");
+        assert!(rows[0].starts_with(&format!("_mm_add_epi8,paddb,sse2,silicon,{n},")), "{rows:#?}");
+        let table = std::fs::read_to_string(&status).unwrap();
+        let row: Vec<&str> = table.lines().find(|l| l.starts_with("_mm_add_epi8\t")).unwrap_or_else(|| panic!("{table}")).split('\t').collect();
+        assert_eq!(row[1..3], ["silicon", n], "{table}");
+    }
+    assert!(std::fs::read(committed).unwrap() == before, "isa check with --status must not rewrite {committed}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Classes (and everything after them) read only specs that met their
 /// oracle: a spec folder never checked is refused, and a checked one is used.
 #[test]
