@@ -80,6 +80,13 @@ struct CompileArgs {
     /// `misaal bench` gathers into reports/rule_usage_x86.csv.
     #[arg(long, hide = true, conflicts_with = "naive")]
     usage_dir: Option<PathBuf>,
+    /// The x86 features the code may use, as Halide names them (`sse41`,
+    /// `avx2`, `avx512_skylake`, `avx512_zen4`, `avxvnni`, ... separated by
+    /// `,` or `-`), or a whole target string (`x86-64-linux-avx2`). By
+    /// default the Stmt header's `target=` decides. Only instructions whose
+    /// CPUID features it has are emitted.
+    #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
+    target_features: Option<String>,
 }
 
 #[derive(Args)]
@@ -349,7 +356,12 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
     let target = misaal_compiler::isel::Target::x86()?;
-    let opts = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), ..Default::default() };
+    let features = match &args.target_features {
+        Some(list) => misaal_compiler::isel::features::CpuFeatures::from_feature_list(list),
+        None => misaal_compiler::isel::features::CpuFeatures::from_halide_target(&module.target),
+    }
+    .map_err(|e| format!("error: {e}"))?;
+    let opts = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features: Some(features), ..Default::default() };
     eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
     Ok(())
 }

@@ -137,7 +137,12 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     }
     let mut g = Globals { avx512: module.target.contains("avx512"), ..Globals::default() };
     if let Some(o) = &opts.isel {
-        g.isel = Some(Box::new(isel_emit::State::new(o)?));
+        // Only instructions the module's target has, unless told otherwise.
+        let mut o = o.clone();
+        if o.features.is_none() {
+            o.features = Some(crate::isel::features::CpuFeatures::from_halide_target(&module.target).map_err(CompileError::new)?);
+        }
+        g.isel = Some(Box::new(isel_emit::State::new(&o)?));
     }
     for f in module.funcs.iter().filter(|f| f.linkage == Linkage::Internal) {
         g.tasks.insert(f.name.clone(), format!("h_task_{}", sanitize(&f.name)));

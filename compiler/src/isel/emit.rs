@@ -52,6 +52,8 @@ pub struct IselReport {
     /// Each function's selection, as lowered here: what
     /// `isel::validate::validate_all` checks.
     pub selections: Vec<(String, Selection)>,
+    /// The CPUID features instructions were chosen for.
+    pub features: Option<crate::isel::features::CpuFeatures>,
 }
 
 impl IselReport {
@@ -89,6 +91,10 @@ impl IselReport {
             self.selected_fallbacks,
             self.fallback_exprs()
         );
+        if let Some(f) = &self.features {
+            let outside: usize = self.selections.iter().map(|(_, sel)| sel.rules.outside_target.len()).sum();
+            s.push_str(&format!("isel: target {f}; {outside} rule instance(s) left out for needing other features\n"));
+        }
         for r in &self.naive_roots {
             s.push_str(&format!("isel: naive root {r}\n"));
         }
@@ -117,7 +123,8 @@ impl State {
     pub fn new(opts: &Options) -> R<State> {
         let target = Target::x86().map_err(CompileError::new)?;
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
-        Ok(State { target, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report: IselReport::default() })
+        let report = IselReport { features: opts.features.clone(), ..IselReport::default() };
+        Ok(State { target, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
     }
 
     /// Selects instructions for one function, before it is emitted.

@@ -20,6 +20,7 @@
 
 pub mod encode;
 pub mod extract;
+pub mod features;
 pub mod rules;
 pub mod schedule;
 pub mod validate;
@@ -85,6 +86,11 @@ pub struct Options {
     /// Leave out (and list) instantiations that are not proved, instead of
     /// refusing the ruleset.
     pub allow_unproved: bool,
+    /// The CPUID features the code may use: instances whose right side
+    /// needs another are left out (and counted). `None`: the C backend
+    /// takes them from the module's target; selection alone uses every
+    /// verified spec.
+    pub features: Option<features::CpuFeatures>,
 }
 
 impl Default for Options {
@@ -95,6 +101,7 @@ impl Default for Options {
             limits: Limits::default(),
             verdict_cache: Some(default_verdict_cache()),
             allow_unproved: false,
+            features: None,
         }
     }
 }
@@ -323,7 +330,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         Some(p) => Verdicts::Cache(p),
         None => Verdicts::NoCache,
     };
-    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), verdicts, opts.allow_unproved)?;
+    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
     egraph.parse_and_run_program(None, &rules::program(&loaded, &target.x86, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let rules_secs = t.elapsed().as_secs_f64();

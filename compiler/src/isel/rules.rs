@@ -17,6 +17,7 @@
 //!    instantiation is left out, and listed. So every loaded rewrite is a
 //!    proved one.
 
+use super::features::CpuFeatures;
 use super::encode::{CONST, SORT, canonical_const, halide_ctor, x86_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
@@ -122,6 +123,8 @@ pub struct LoadedRules {
     /// Instantiations left out because their verdict is not `proved`
     /// (only with `allow_unproved`; otherwise loading fails).
     pub unproved: Vec<Excluded>,
+    /// Instantiations that need a CPUID feature the target lacks.
+    pub outside_target: Vec<Excluded>,
     /// Instantiations whose root op never occurs in the kernel.
     pub irrelevant: usize,
     /// Seconds spent on verdicts (cache reads and proofs).
@@ -299,7 +302,7 @@ impl RuleBook {
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
     /// see the module documentation.
-    pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
+    pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
         let started = std::time::Instant::now();
         let libs = Libraries { x86: env.x86, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
@@ -317,6 +320,20 @@ impl RuleBook {
                 if let Some(why) = &c.unverified {
                     out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
                     continue;
+                }
+                if let Some(f) = features {
+                    let outside: Vec<String> = c
+                        .rhs
+                        .instructions()
+                        .into_iter()
+                        .filter_map(|n| env.x86.instr(&n).map(|i| (n, f.missing(&i.features).join("+"))))
+                        .filter(|(_, m)| !m.is_empty())
+                        .map(|(n, m)| format!("{n} needs {m}"))
+                        .collect();
+                    if !outside.is_empty() {
+                        out.outside_target.push(Excluded { name: c.name.clone(), reason: format!("{} (target {})", outside.join("; "), f.source) });
+                        continue;
+                    }
                 }
                 todo.extend(c.rhs.halide_heads());
                 chosen.push(c.clone());
@@ -371,15 +388,15 @@ impl RuleBook {
         {
             eprintln!("warning: could not save the verdict cache: {e}");
         }
-        out.irrelevant = self.total - out.instances.len() - out.unproved.len() - out.unverified_spec.len();
+        out.irrelevant = self.total - out.instances.len() - out.unproved.len() - out.unverified_spec.len() - out.outside_target.len();
         out.verify_secs = started.elapsed().as_secs_f64();
         Ok(out)
     }
 }
 
 /// [`RuleBook::new`] and [`RuleBook::load`] at once.
-pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Verdicts, allow_unproved: bool) -> Result<LoadedRules, String> {
-    RuleBook::new(env, file, text)?.load(env, heads, verdicts, allow_unproved)
+pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
+    RuleBook::new(env, file, text)?.load(env, heads, verdicts, allow_unproved, features)
 }
 
 /// The egglog program of the loaded rules: one constructor per x86

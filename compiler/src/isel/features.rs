@@ -1,0 +1,140 @@
+//! Which x86 instructions a compile may emit: the CPUID features of the
+//! target, read from the Stmt header (`module name=..., target=...`) or
+//! given with `--target-features`, with Halide's meaning of its feature
+//! names (`Target::Feature`, completed as `CodeGen_X86` completes them:
+//! each AVX-512 level implies the ones below it, AVX-512 implies AVX2,
+//! AVX2 implies AVX, AVX implies SSE4.1). Code compiled for Skylake then
+//! never contains a VNNI instruction, whatever this machine has.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// A set of CPUID feature names as the specs spell them (`sse4_1`,
+/// `avx512bw`, `avxvnni`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuFeatures {
+    /// The Halide target or feature list it came from, for messages.
+    pub source: String,
+    pub features: BTreeSet<String>,
+}
+
+/// Halide feature -> (the Halide features it implies, the CPUID features it adds).
+const HALIDE_FEATURES: &[(&str, &[&str], &[&str])] = &[
+    ("sse41", &[], &["sse3", "ssse3", "sse4_1"]),
+    ("avx", &["sse41"], &["sse4_2", "avx"]),
+    ("avx2", &["avx"], &["avx2", "fma", "f16c"]),
+    ("f16c", &[], &["f16c"]),
+    ("fma", &[], &["fma"]),
+    ("avx512", &["avx2"], &["avx512f", "avx512cd"]),
+    ("avx512_knl", &["avx512"], &["avx512pf", "avx512er"]),
+    ("avx512_skylake", &["avx512"], &["avx512vl", "avx512bw", "avx512dq"]),
+    ("avx512_cannonlake", &["avx512_skylake"], &["avx512ifma", "avx512vbmi"]),
+    // Zen 4 has AVX512-VNNI but not the VEX AVX-VNNI forms.
+    ("avx512_zen4", &["avx512_cannonlake"], &["avx512vnni", "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq", "gfni"]),
+    ("avx512_zen5", &["avx512_zen4", "avxvnni"], &[]),
+    ("avx512_sapphirerapids", &["avx512_zen4", "avxvnni"], &["amx-int8", "amx-bf16"]),
+    ("avxvnni", &[], &["avxvnni"]),
+];
+
+/// Target-string parts that say nothing about instructions.
+fn is_non_isa(part: &str) -> bool {
+    matches!(part, "linux" | "osx" | "windows" | "android" | "ios" | "noos" | "64" | "32")
+        || part.starts_with("no_")
+        || matches!(part, "debug" | "profile" | "large_buffers" | "strict_float" | "jit" | "user_context" | "c_plus_plus_name_mangling" | "embed_bitcode" | "enable_llvm_loop_opt" | "disable_llvm_loop_opt" | "trace_loads" | "trace_stores" | "trace_realizations" | "trace_pipeline" | "check_unsafe_promises" | "msan" | "asan" | "tsan" | "sanitizer_coverage" | "semihosting" | "profile_by_timer" | "spirv" | "sve" | "sve2")
+}
+
+impl CpuFeatures {
+    /// A Halide target string, e.g. `x86-64-linux-avx512_skylake-no_runtime`.
+    /// Its architecture must be x86 (`x86-64`); `host` is refused (say
+    /// which features with `--target-features`).
+    pub fn from_halide_target(target: &str) -> Result<CpuFeatures, String> {
+        let parts: Vec<&str> = target.split('-').collect();
+        match parts.first() {
+            Some(&"x86") => {}
+            Some(&"host") => return Err(format!("target `{target}` names no features; give them with --target-features (e.g. avx2)")),
+            _ => return Err(format!("target `{target}` is not x86; give x86 features with --target-features to compile it for x86 anyway")),
+        }
+        Self::from_parts(target, &parts[1..])
+    }
+
+    /// Halide feature names separated by `-` or `,` (e.g. `avx2` or
+    /// `avx512_zen4`), or a whole x86 target string.
+    pub fn from_feature_list(list: &str) -> Result<CpuFeatures, String> {
+        if list.starts_with("x86-") {
+            return Self::from_halide_target(list);
+        }
+        let parts: Vec<&str> = list.split(['-', ',']).filter(|p| !p.is_empty()).collect();
+        Self::from_parts(list, &parts)
+    }
+
+    fn from_parts(source: &str, parts: &[&str]) -> Result<CpuFeatures, String> {
+        let mut features: BTreeSet<String> = ["sse", "sse2"].iter().map(|s| s.to_string()).collect();
+        for part in parts {
+            if is_non_isa(part) {
+                continue;
+            }
+            if !HALIDE_FEATURES.iter().any(|(n, _, _)| n == part) {
+                let known: Vec<&str> = HALIDE_FEATURES.iter().map(|(n, _, _)| *n).collect();
+                return Err(format!("`{source}`: unknown x86 target feature `{part}` (known: {})", known.join(", ")));
+            }
+            add(part, &mut features);
+        }
+        Ok(CpuFeatures { source: source.to_string(), features })
+    }
+
+    /// Whether every feature a spec lists (its `[x86 a+b mnemonic]` line) is here.
+    pub fn allows(&self, needs: &[String]) -> bool {
+        needs.iter().all(|f| self.features.contains(f))
+    }
+
+    /// The features of `needs` that are missing.
+    pub fn missing<'a>(&self, needs: &'a [String]) -> Vec<&'a str> {
+        needs.iter().filter(|f| !self.features.contains(*f)).map(String::as_str).collect()
+    }
+}
+
+fn add(halide: &str, out: &mut BTreeSet<String>) {
+    let Some((_, implies, cpuid)) = HALIDE_FEATURES.iter().find(|(n, _, _)| *n == halide) else { return };
+    for i in *implies {
+        add(i, out);
+    }
+    out.extend(cpuid.iter().map(|s| s.to_string()));
+}
+
+impl fmt::Display for CpuFeatures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.source, self.features.iter().cloned().collect::<Vec<_>>().join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn has(t: &str, f: &str) -> bool {
+        CpuFeatures::from_halide_target(t).unwrap().features.contains(f)
+    }
+
+    #[test]
+    fn halide_levels_imply_the_ones_below() {
+        let sky = "x86-64-linux-avx512_skylake-no_runtime";
+        assert!(has(sky, "avx512bw") && has(sky, "avx512vl") && has(sky, "avx2") && has(sky, "sse4_1") && has(sky, "sse2"));
+        assert!(!has(sky, "avx512vnni") && !has(sky, "avxvnni") && !has(sky, "avx512vbmi"));
+        let zen4 = "x86-64-linux-avx512_zen4-no_runtime";
+        assert!(has(zen4, "avx512vnni") && has(zen4, "avx512vbmi") && has(zen4, "avx512ifma") && has(zen4, "avx512bw"));
+        assert!(!has(zen4, "avxvnni"), "Zen 4 has no VEX AVX-VNNI");
+        assert!(has("x86-64-linux-avx512_sapphirerapids", "avxvnni"));
+        let base = "x86-64-linux-no_runtime";
+        assert!(has(base, "sse2") && !has(base, "ssse3") && !has(base, "avx2"));
+        assert!(has("x86-64-linux-avx2", "avx") && !has("x86-64-linux-avx2", "avx512f"));
+    }
+
+    #[test]
+    fn bad_targets_are_named() {
+        assert!(CpuFeatures::from_halide_target("arm-64-linux").unwrap_err().contains("not x86"));
+        assert!(CpuFeatures::from_halide_target("x86-64-linux-avx3").unwrap_err().contains("unknown x86 target feature `avx3`"));
+        assert!(CpuFeatures::from_feature_list("avx2,sse41").unwrap().features.contains("avx2"));
+        assert!(CpuFeatures::from_feature_list("avx2").unwrap().allows(&["avx2".into()]));
+        assert!(!CpuFeatures::from_feature_list("sse41").unwrap().allows(&["avx512f".into(), "avx512vl".into()]));
+    }
+}
