@@ -308,6 +308,7 @@ impl Emitter<'_> {
         let lowered = if self.fused_naive(node)? {
             None
         } else {
+            self.bind_scalar_lets(value)?;
             self.try_root(&label, |s| {
                 let mut memo = HashMap::new();
                 let v = s.node_val(node, &mut memo)?;
@@ -330,6 +331,20 @@ impl Emitter<'_> {
         st.lets.insert(arr, (node, reg));
         st.let_names.entry(node).or_default().push(name.to_string());
         Ok(true)
+    }
+
+    /// Binds the scalar `let`s wrapping a root's value (`let t = x + y in
+    /// min(load(t*64), ...)`, as Halide's CSE prints them) as C locals: the
+    /// encoder folded them into the DAG, but the leaves it kept (load
+    /// indices) still name them.
+    fn bind_scalar_lets(&mut self, mut value: &Expr) -> R<()> {
+        while let ExprKind::Let { name, value: v, body } = &value.kind {
+            if v.ty.lanes == 1 {
+                self.bind_let(name, v)?;
+            }
+            value = body;
+        }
+        Ok(())
     }
 
     /// Whether the root at `node` keeps any naive Halide op: then the naive
@@ -383,6 +398,7 @@ impl Emitter<'_> {
             return Ok(StoreHook::Naive);
         }
         let p = self.host(name)?;
+        self.bind_scalar_lets(value)?;
         let r = self.try_root(&label, |s| {
             let mut memo = HashMap::new();
             let v = s.node_val(node, &mut memo)?;
