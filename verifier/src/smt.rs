@@ -314,11 +314,63 @@ fn cone_key(x: &Semantics, y: &Semantics) -> String {
     key
 }
 
+/// The operand bits a semantics reads, as (operand, bit) pairs; `None` when
+/// there are more than `limit` of them.
+fn read_bits(sems: [&Semantics; 2], limit: usize) -> Option<Vec<(usize, u32)>> {
+    let widths = sems[0].dag.operand_widths();
+    let mut read: Vec<Vec<bool>> = widths.iter().map(|&w| vec![false; w as usize]).collect();
+    for s in sems {
+        for n in s.dag.nodes() {
+            if let Node::Slice { src, hi, lo } = n
+                && let Node::Operand(i) = s.dag.node(*src)
+            {
+                read[*i as usize][*lo as usize..=*hi as usize].iter_mut().for_each(|b| *b = true);
+                continue;
+            }
+            for c in n.children() {
+                if let Node::Operand(i) = s.dag.node(c) {
+                    read[*i as usize].iter_mut().for_each(|b| *b = true);
+                }
+            }
+        }
+    }
+    let bits: Vec<(usize, u32)> =
+        read.iter().enumerate().flat_map(|(i, r)| r.iter().enumerate().filter(|(_, b)| **b).map(move |(k, _)| (i, k as u32))).collect();
+    (bits.len() <= limit).then_some(bits)
+}
+
+/// Cones that read at most this many operand bits are decided by running
+/// both sides on every input instead of asking Z3: 2^20 evaluations take
+/// about a second, while Z3 needs tens of seconds to relate a 16-bit divider
+/// to a multiply-high (unsigned division by a constant).
+const EXHAUSTIVE_BITS: usize = 20;
+
+/// Decides a small cone by exhaustion; `None` when it reads too many bits.
+/// Both evaluations are the evaluator the Z3 encoding is tested against, so
+/// a proof by exhaustion is as strong as an `unsat`.
+fn prove_exhaustively(a: &Semantics, b: &Semantics) -> Option<Equivalence> {
+    let bits = read_bits([a, b], EXHAUSTIVE_BITS)?;
+    let widths = a.dag.operand_widths();
+    let mut ops: Vec<BitVec> = widths.iter().map(|&w| BitVec::zero(w)).collect();
+    for m in 0u64..1 << bits.len() {
+        for (k, &(i, bit)) in bits.iter().enumerate() {
+            ops[i].set_bit(bit, m >> k & 1 == 1);
+        }
+        let (x, y) = (a.eval(&ops).ok()?, b.eval(&ops).ok()?);
+        if x != y {
+            return Some(Equivalence::Differ(ops));
+        }
+    }
+    Some(Equivalence::Proved)
+}
+
 /// Proves that two semantics over the same operands compute the same result
 /// on every input. Wide results are cut into slices (8 to 64 bits, whichever
 /// leaves the least work); each query holds only its slice's cone of
 /// influence, slices whose cones match up to operand bit positions share one
-/// proof (`cone_key`), and together the slices prove the whole.
+/// proof (`cone_key`), and together the slices prove the whole. A cone that
+/// reads at most `EXHAUSTIVE_BITS` operand bits is decided by evaluating it
+/// on every input.
 pub fn prove_equivalent(a: &Semantics, b: &Semantics, budget: impl Into<Budget>) -> Equivalence {
     let budget = budget.into();
     let widths = a.dag.operand_widths();
@@ -374,6 +426,9 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, budget: impl Into<Budget>)
 }
 
 fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
+    if let Some(verdict) = prove_exhaustively(a, b) {
+        return verdict;
+    }
     let widths = a.dag.operand_widths();
     let ops: Vec<BV> = widths.iter().enumerate().map(|(i, &w)| BV::new_const(format!("op{i}"), w)).collect();
     let ta = encode(&a.dag, &ops);
@@ -533,5 +588,35 @@ mod tests {
         assert_eq!(prove_equivalent(&g("a"), &g("b"), 10_000), Equivalence::Proved);
         assert_eq!(prove_equivalent(&g("b"), &g("c"), 10_000), Equivalence::Proved);
         assert!(matches!(prove_equivalent(&g("c"), &g("d"), 10_000), Equivalence::Differ(_)));
+    }
+
+    /// Unsigned division by 9 is a multiply-high by 0xE38F and a shift by 3
+    /// on every u16; each 16-bit lane reads 16 operand bits, so the proof is
+    /// by exhaustion. One wrong magic number must give a real counterexample.
+    #[test]
+    fn small_cones_are_decided_by_exhaustion() {
+        let l = lib("instr div9(x: bv32) -> bv32 [x86 sse2 nop]\n\
+                     FOR j := 0 to 1\n    i := j*16\n    dst[i+15:i] := x[i+15:i] /u 9\nENDFOR\n\
+                     instr magic(x: bv32) -> bv32 [x86 sse2 nop]\n\
+                     FOR j := 0 to 1\n    i := j*16\n    tmp[31:0] := ZeroExtend32(x[i+15:i]) * 0xE38F\n    dst[i+15:i] := ZeroExtend16(tmp[31:19])\nENDFOR\n\
+                     instr wrong(x: bv32) -> bv32 [x86 sse2 nop]\n\
+                     FOR j := 0 to 1\n    i := j*16\n    tmp[31:0] := ZeroExtend32(x[i+15:i]) * 0xE38E\n    dst[i+15:i] := ZeroExtend16(tmp[31:19])\nENDFOR\n");
+        let g = |n: &str| l.get(n).unwrap().1.clone();
+        // An rlimit of 1 makes every Z3 query `unknown`: only exhaustion can prove.
+        let starved = Budget { timeout_ms: 10_000, rlimit: 1 };
+        assert_eq!(prove_equivalent(&g("div9"), &g("magic"), starved), Equivalence::Proved);
+        let Equivalence::Differ(ops) = prove_equivalent(&g("div9"), &g("wrong"), starved) else { panic!("a wrong magic number proved") };
+        assert_ne!(g("div9").eval(&ops).unwrap(), g("wrong").eval(&ops).unwrap());
+    }
+
+    /// A cone over more bits than exhaustion allows still goes to Z3.
+    #[test]
+    fn wide_cones_still_need_z3() {
+        let l = lib("instr m(x: bv32, y: bv32) -> bv32 [x86 sse2 nop]\ndst := x * y\n\
+                     instr n(x: bv32, y: bv32) -> bv32 [x86 sse2 nop]\ndst := y * x\n");
+        let g = |n: &str| l.get(n).unwrap().1.clone();
+        let starved = Budget { timeout_ms: 10_000, rlimit: 1 };
+        assert!(matches!(prove_equivalent(&g("m"), &g("n"), starved), Equivalence::Unknown(_)));
+        assert_eq!(prove_equivalent(&g("m"), &g("n"), 10_000), Equivalence::Proved);
     }
 }
