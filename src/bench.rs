@@ -97,7 +97,7 @@ fn write_usage(dir: &Path, r: &misaal_compiler::c::IselReport) -> Result<(), Str
 /// reachable_by_rules,emitted_in_suite`: every verified x86 spec; `class`
 /// is its similarity class from `reports/x86_classes.csv` when `misaal
 /// classes` has written it, else `family:NAME`, the spec file).
-fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> {
+fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Result<String, String> {
     let mut usage = String::from("rule,kernel,matches,search_apply_ms,used_in_extraction\n");
     let mut emitted: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for k in kernels {
@@ -112,12 +112,13 @@ fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> 
             emitted.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
         }
     }
-    std::fs::create_dir_all("reports").map_err(|e| format!("reports/: {e}"))?;
-    write_atomic(Path::new("reports/rule_usage_x86.csv"), &usage)?;
+    std::fs::create_dir_all(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
+    let usage_csv = reports.join("rule_usage_x86.csv");
+    write_atomic(&usage_csv, &usage)?;
     let target = misaal_compiler::isel::Target::x86()?;
     let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
     let reachable = book.reachable_instructions(&target.rule_env());
-    let classes: std::collections::HashMap<String, String> = std::fs::read_to_string("reports/x86_classes.csv")
+    let classes: std::collections::HashMap<String, String> = std::fs::read_to_string(reports.join("x86_classes.csv"))
         .unwrap_or_default()
         .lines()
         .skip(1)
@@ -139,8 +140,9 @@ fn write_usage_reports(work: &Path, kernels: &[&str]) -> Result<String, String> 
         e += emit as usize;
         let _ = writeln!(cov, "{},{class},{reach},{emit}", i.name);
     }
-    write_atomic(Path::new("reports/coverage_x86.csv"), &cov)?;
-    Ok(format!("wrote reports/rule_usage_x86.csv and reports/coverage_x86.csv: {n} verified x86 specs, {r} reachable by rules, {e} emitted in these kernels"))
+    let coverage_csv = reports.join("coverage_x86.csv");
+    write_atomic(&coverage_csv, &cov)?;
+    Ok(format!("wrote {} and {}: {n} verified x86 specs, {r} reachable by rules, {e} emitted in these kernels", usage_csv.display(), coverage_csv.display()))
 }
 
 /// The Halide target the suite's Stmt and objects were built for, from the
@@ -475,12 +477,55 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     })
 }
 
+/// Exclusive use of a bench work folder for one run: two runs building the
+/// same kernel in one folder overwrite each other's inputs and outputs and
+/// report mismatches that are not there. The lock file holds the owner's pid;
+/// one whose owner has exited is taken over.
+struct WorkLock(PathBuf);
+
+impl WorkLock {
+    fn take(work: &Path) -> Result<WorkLock, String> {
+        std::fs::create_dir_all(work).map_err(|e| format!("error: {}: {e}", work.display()))?;
+        let path = work.join(".lock");
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(WorkLock(path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                    let alive = owner.trim().parse::<u32>().is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    if alive {
+                        return Err(format!(
+                            "error: another misaal bench (pid {}) is using {}; wait for it, or give this run its own --work-dir (and --report-dir)",
+                            owner.trim(),
+                            work.display()
+                        ));
+                    }
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(format!("error: {}: {e}", path.display())),
+            }
+        }
+        Err(format!("error: cannot take {}", path.display()))
+    }
+}
+
+impl Drop for WorkLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     let suite = args.suite.clone();
     let kernels = manifest(&suite)?;
     let target = suite_target(&suite);
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
-    let work = PathBuf::from("target/misaal-bench");
+    let work = args.work_dir.clone();
+    let _lock = WorkLock::take(&work)?;
     let hl_dir = suite.join("build").join("halide");
     if !hl_dir.join("runtime.o").exists() {
         eprintln!(
@@ -549,14 +594,15 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     }
     if !args.naive {
         let names: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
-        match write_usage_reports(&work, &names) {
+        match write_usage_reports(&work, &args.report_dir, &names) {
             Ok(msg) => println!("{msg}"),
             Err(e) => eprintln!("warning: rule usage and coverage reports: {e}"),
         }
     }
-    let csv = PathBuf::from("reports/bench_x86.csv");
+    std::fs::create_dir_all(&args.report_dir).map_err(|e| format!("error: {}: {e}", args.report_dir.display()))?;
+    let csv = args.report_dir.join("bench_x86.csv");
     misaal_reports::write_bench_csv(&rows, &csv).map_err(|e| format!("error: writing {}: {e}", csv.display()))?;
-    let png = PathBuf::from("reports/bench_x86.png");
+    let png = args.report_dir.join("bench_x86.png");
     let font = std::fs::read("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").map_err(|e| format!("error: the chart needs DejaVuSans (apt install fonts-dejavu-core): {e}"))?;
     match misaal_reports::write_speedup_chart(&rows, &png, &font) {
         Ok(()) => println!("wrote {} and {}", csv.display(), png.display()),

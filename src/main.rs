@@ -115,6 +115,14 @@ struct BenchArgs {
     /// Instruction selection (the default; kept so older scripts run).
     #[arg(long, hide = true)]
     isel: bool,
+    /// Where each kernel's C, objects, inputs and outputs are built. One run
+    /// at a time may use a folder (a second one is refused); give concurrent
+    /// runs their own.
+    #[arg(long, default_value = "target/misaal-bench")]
+    work_dir: PathBuf,
+    /// Where bench_x86.csv/.png, rule_usage_x86.csv and coverage_x86.csv go.
+    #[arg(long, default_value = "reports")]
+    report_dir: PathBuf,
 }
 
 #[derive(Args)]

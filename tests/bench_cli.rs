@@ -74,3 +74,38 @@ fn the_interpreter_alone_makes_a_row_yes() {
     assert_eq!(code, Some(0), "{out}\n{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A work folder held by a live run is refused with the way out named; one
+/// left behind by a run that died is taken over; `--work-dir` and
+/// `--report-dir` put everything where they say.
+#[test]
+fn a_busy_work_folder_is_refused_and_the_folders_are_chosen() {
+    let root = scratch("lock");
+    std::fs::create_dir_all(root.join("busy")).unwrap();
+    // This test process is alive: its pid holds the lock.
+    std::fs::write(root.join("busy/.lock"), std::process::id().to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&root)
+        .args(["bench", "--suite", "suite", "--kernel", KERNEL, "--work-dir", "busy", "--inputs", "1"])
+        .output()
+        .expect("run misaal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("another misaal bench") && err.contains("--work-dir"), "{err}");
+    assert!(!root.join("busy").join(KERNEL).exists(), "nothing is built in a busy folder");
+
+    // A pid that cannot be running (above the kernel's pid_max).
+    std::fs::write(root.join("busy/.lock"), "4194305").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&root)
+        .args(["bench", "--suite", "suite", "--kernel", KERNEL, "--work-dir", "busy", "--report-dir", "mine", "--inputs", "1"])
+        .output()
+        .expect("run misaal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(root.join("busy").join(KERNEL).join("ours.c").exists());
+    assert!(root.join("mine/bench_x86.csv").exists() && root.join("mine/rule_usage_x86.csv").exists());
+    assert!(!root.join("reports").exists(), "nothing goes to the default reports/");
+    assert!(!root.join("busy/.lock").exists(), "the lock is released");
+    let _ = std::fs::remove_dir_all(&root);
+}
