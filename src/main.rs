@@ -32,6 +32,27 @@ enum Cmd {
     /// Build, check and time every kernel of a suite against Halide's own
     /// object; writes reports/bench_x86.csv and reports/bench_x86.png.
     Bench(BenchArgs),
+    /// Offline rule synthesis from the verified specs. Only the relevance
+    /// phase exists so far: `--phase relevance` writes
+    /// reports/<target>_relevance.csv (`class,relevant_class,kind,witness`).
+    Synth(SynthArgs),
+}
+
+#[derive(Args)]
+struct SynthArgs {
+    #[command(flatten)]
+    spec: SpecArgs,
+    /// The phase to run. `relevance` is the only one built; swizzle
+    /// discovery, enumeration and abstraction are not yet.
+    #[arg(long)]
+    phase: Option<String>,
+    /// Also read specs that have not met their oracle (for study only:
+    /// rules are never synthesized from them).
+    #[arg(long)]
+    include_unverified: bool,
+    /// Folder for the CSV reports.
+    #[arg(long, default_value = "reports")]
+    out_dir: PathBuf,
 }
 
 #[derive(Args)]
@@ -284,6 +305,7 @@ mod bench;
 mod check;
 mod classes;
 mod measure;
+mod synth;
 mod verify;
 
 fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
@@ -339,6 +361,7 @@ fn main() -> ExitCode {
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
         Cmd::Bench(args) => bench::bench(args),
+        Cmd::Synth(args) => synth::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
             check::check(&spec, check::CheckArgs { family, filter, cfg: DiffConfig { cases, seed, ..Default::default() }, out, jobs, status })
         }

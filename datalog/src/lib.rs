@@ -10,6 +10,7 @@
 pub mod baseline;
 pub mod classes;
 pub mod lanes;
+pub mod relevance;
 pub mod shape;
 pub mod template;
 pub mod widths;
@@ -17,3 +18,4 @@ pub mod widths;
 pub use baseline::{Baseline, FamilyComparison, compare};
 pub use classes::{Class, ClassSet, Member, classify, instantiate};
 pub use lanes::{LaneFacts, analyze};
+pub use relevance::{Relevance, RelevanceKind, relevance};

@@ -204,6 +204,34 @@ pub fn write_lanes_csv(rows: &[LaneRow], path: &Path) -> Result<(), ReportError>
     write_csv_atomic(&mut df, path)
 }
 
+/// One row of `reports/<target>_relevance.csv`: `relevant_class` helps
+/// build `class` (see `misaal_datalog::relevance`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelevanceRow {
+    pub class: String,
+    pub relevant_class: String,
+    /// `direct` (bound to R's BvSlices) or `generalized` (to its intermediate values).
+    pub kind: String,
+    /// `I-member[lane l] in R-member[lane m]: I's lane with its operands bound`.
+    pub witness: String,
+}
+
+pub const RELEVANCE_COLUMNS: [&str; 4] = ["class", "relevant_class", "kind", "witness"];
+
+pub fn write_relevance_csv(rows: &[RelevanceRow], path: &Path) -> Result<(), ReportError> {
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(RELEVANCE_COLUMNS[0], rows.iter().map(|r| r.class.clone()).collect()),
+            string_column(RELEVANCE_COLUMNS[1], rows.iter().map(|r| r.relevant_class.clone()).collect()),
+            string_column(RELEVANCE_COLUMNS[2], rows.iter().map(|r| r.kind.clone()).collect()),
+            string_column(RELEVANCE_COLUMNS[3], rows.iter().map(|r| r.witness.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
 /// One row of `reports/verify_<target>.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyRow {

@@ -1,0 +1,92 @@
+//! Relevance sets: the facts the MISAAL paper states, found on the bundled
+//! x86 specs, each with a witness that names the subterm.
+
+use misaal_datalog::{Relevance, RelevanceKind, classify, relevance};
+use misaal_isa::SpecLibrary;
+use std::sync::OnceLock;
+
+/// Every spec, verified or not: relevance is a property of the semantics.
+/// (`misaal synth` itself reads only verified specs.)
+fn all() -> &'static (SpecLibrary, Vec<Relevance>, misaal_datalog::ClassSet) {
+    static ALL: OnceLock<(SpecLibrary, Vec<Relevance>, misaal_datalog::ClassSet)> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let lib = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap_or_else(|d| panic!("{d}"));
+        let set = classify(&lib);
+        let t = std::time::Instant::now();
+        let rel = relevance(&lib, &set);
+        eprintln!("relevance over {} classes: {} pairs in {:.1} s", set.classes.len(), rel.len(), t.elapsed().as_secs_f64());
+        (lib, rel, set)
+    })
+}
+
+fn class(instr: &str) -> String {
+    all().2.class_of(instr).unwrap_or_else(|| panic!("{instr} has no class")).0.name.clone()
+}
+
+/// The row saying `of` is relevant to `to`, if any.
+fn row(to: &str, of: &str) -> Option<&'static Relevance> {
+    let (r, i) = (class(to), class(of));
+    all().1.iter().find(|x| x.class == r && x.relevant_class == i)
+}
+
+#[test]
+fn zero_extend_u8_to_u16_is_relevant_to_vpdpbusd() {
+    let r = row("_mm256_dpbusd_epi32", "_mm256_cvtepu8_epi16").expect("zext u8->u16 relevant to vpdpbusd");
+    assert_eq!(r.kind, RelevanceKind::Direct, "{r:?}");
+    assert!(r.witness.contains("zext16 a[7:0]") || r.witness.contains("zext16 a["), "{r:?}");
+}
+
+#[test]
+fn vpmaddwd_is_relevant_to_vpdpwssd() {
+    // vpdpwssd adds src to the two products; vpmaddwd's sum matches the part.
+    let r = row("_mm256_dpwssd_epi32", "_mm256_madd_epi16").expect("vpmaddwd relevant to vpdpwssd");
+    assert_eq!(r.kind, RelevanceKind::Direct, "{r:?}");
+    assert!(r.witness.contains("(add (mul"), "{r:?}");
+    // And not the other way round: vpdpwssd's three-term sum is not inside vpmaddwd.
+    assert!(row("_mm256_madd_epi16", "_mm256_dpwssd_epi32").is_none());
+}
+
+#[test]
+fn a_saturating_narrow_is_relevant_to_vpackuswb() {
+    // vpackuswb saturates signed words into unsigned bytes: an unsigned
+    // saturating narrow (vpmovuswb) applied to max(x, 0).
+    let r = row("_mm256_packus_epi16", "_mm256_cvtusepi16_epi8").expect("vpmovuswb relevant to vpackuswb");
+    assert_eq!(r.kind, RelevanceKind::Generalized, "{r:?}");
+    assert!(r.witness.contains("satu8 (ite (slt"), "{r:?}");
+}
+
+#[test]
+fn unrelated_operations_are_not_relevant() {
+    // A byte average has no product in it.
+    assert!(row("_mm256_avg_epu8", "_mm256_madd_epi16").is_none());
+    // No class is listed as relevant to itself.
+    assert!(all().1.iter().all(|r| r.class != r.relevant_class));
+}
+
+/// `misaal synth --phase relevance` writes the documented columns from the
+/// verified specs only; phases not built are refused by name, not faked.
+#[test]
+fn the_cli_writes_the_csv_and_refuses_unbuilt_phases() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("relevance-{}", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .args(["synth", "--target", "x86", "--phase", "relevance", "--out-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("x86_relevance.csv")).unwrap();
+    assert_eq!(csv.lines().next(), Some("class,relevant_class,kind,witness"));
+    assert!(csv.lines().count() > 10, "{csv}");
+    // vpdpbusd is not verified on every machine: only verified specs are read.
+    let status = std::fs::read_to_string(misaal_isa::bundled_spec_dir("x86").join("STATUS.tsv")).unwrap();
+    let dpbusd_verified = status.lines().any(|l| l.starts_with("_mm256_dpbusd_epi32\t") && !l.contains("skipped"));
+    if !dpbusd_verified {
+        assert!(!csv.contains("_dpbusd_"), "an unverified spec reached synthesis");
+    }
+    for phase in ["enumerate", "swizzles"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).args(["synth", "--target", "x86", "--phase", phase]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{phase}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not built yet"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
