@@ -5,10 +5,21 @@
 //! The timestamp counter does not count core cycles (it ticks at a fixed
 //! rate while the core's clock moves) and this machine may offer no cycle
 //! counter, so every timing is divided by the latency of the reference
-//! instruction (`vpaddd`, one cycle) measured just before and after it in
-//! the same run.
+//! instruction (`vpaddd`, one cycle) timed in turn with it.
+//!
+//! This machine is shared: programs on the other CPUs slow a loop by up
+//! to 2x for seconds at a time, so the timings of one moment, however
+//! many, can all be wrong. Every loop is therefore visited many times
+//! (passes over all of them, alternately forwards and backwards, so its
+//! visits are spread over the whole run), each visit converting ticks to
+//! cycles with the reference timed in that same visit; a loop's cost is
+//! its fastest visit that a second visit confirms (within 2%), since
+//! interference only adds time. The long loop alone is used: nanoBench's
+//! long-minus-short difference is exact on a quiet core, but here the two
+//! loops are slowed by different amounts and it came out both too large
+//! and too small (0.10 cycles for `vpaddd`'s 0.25 throughput).
 
-use misaal_measure_x86::{Chain, REFERENCE, Timer};
+use misaal_measure_x86::{Chain, Kernel, Loops, REFERENCE, Timer, Visit, confirmed_min};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -143,6 +154,67 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// Two visits agreeing within this (relative) confirm a fastest time.
+const CONFIRM: f64 = 0.02;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Latency,
+    Throughput,
+}
+
+/// One loop kind of one spec (or, with no spec, the reference's
+/// throughput), its loop count and its visits so far.
+struct Job {
+    spec: Option<usize>,
+    kind: Kind,
+    loops: Loops,
+    n: u64,
+    visits: Vec<Visit>,
+}
+
+impl Job {
+    fn new(spec: Option<usize>, kind: Kind, loops: Loops) -> Self {
+        Job { spec, kind, loops, n: 0, visits: Vec::new() }
+    }
+
+    /// Cycles per operation: the fastest visit that another confirms.
+    fn estimate(&self) -> Option<f64> {
+        confirmed_min(&self.per_op(), CONFIRM)
+    }
+
+    /// [`Job::estimate`], or with none the median visit.
+    fn value(&self) -> f64 {
+        self.estimate().unwrap_or_else(|| {
+            let mut v = self.per_op();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+    }
+
+    fn per_op(&self) -> Vec<f64> {
+        self.visits.iter().map(|v| v.per_op(&self.loops)).collect()
+    }
+
+    fn label(&self, specs: &[(&str, &Kernel)]) -> String {
+        let name = self.spec.map_or(REFERENCE, |s| specs[s].0);
+        format!("{name} ({})", if self.kind == Kind::Latency { "latency" } else { "throughput" })
+    }
+}
+
+/// Every visit of every job, for studying the method
+/// (`MISAAL_MEASURE_DUMP=file`): label, per-operation cycles of the long
+/// loop, nanoBench's long-minus-short difference, one visit per line.
+fn dump(path: &Path, jobs: &[Job], specs: &[(&str, &Kernel)]) -> Result<(), String> {
+    let mut text = String::from("job,visit,per_op,difference\n");
+    for j in jobs {
+        for (k, v) in j.visits.iter().enumerate() {
+            text.push_str(&format!("{},{k},{:.4},{:.4}\n", j.label(specs), v.per_op(&j.loops), v.difference(&j.loops)));
+        }
+    }
+    std::fs::write(path, text).map_err(|e| format!("error: cannot write {}: {e}", path.display()))
+}
+
 pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String> {
     if spec.target != "x86" {
         return Err(format!(
@@ -174,29 +246,23 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     let cpu = cpu_name();
     pin_to_current_cpu();
     let start = Instant::now();
-    let timer = Timer { repeats: args.repeats.max(1), ..Timer::default() };
+    let timer = Timer::default();
     let (Some(ref_lat), Some(ref_tput)) = (reference.latency_loops(), reference.throughput_loops()) else {
         return Err("error: the reference instruction has no timing loops".into());
     };
-    // The reference's own throughput (cycles), for the uops estimate, and
-    // the core clock the timestamp counter implies, for the log.
-    let ref_tp = timer.relative(ref_tput, ref_lat);
-    let clock = {
-        let t0 = (Instant::now(), misaal_measure_x86::ticks_now());
-        let ticks_per_cycle = timer.ticks(ref_lat);
-        let tsc_hz = misaal_measure_x86::ticks_now().wrapping_sub(t0.1) as f64 / t0.0.elapsed().as_secs_f64();
-        tsc_hz / ticks_per_cycle
-    };
     let base = if misaal_measure_x86::OPTIMIZED {
-        "cycles = time / vpaddd latency (1 cycle) sampled in turn; fastest of repeats; long minus short unrolling"
+        "cycles = time / vpaddd latency (1 cycle) timed in the same visit; fastest confirmed of many visits spread over the run; long loop"
     } else {
         "UNOPTIMIZED BUILD (not instruction timings); time / vpaddd latency"
     };
-    let mut measured = 0;
+
+    // The specs to measure and their jobs: one per loop kind, and the
+    // reference's throughput for the uops estimate.
     let mut lacking: BTreeMap<String, usize> = BTreeMap::new();
     let mut no_kernel = Vec::new();
+    let mut specs = Vec::new();
+    let mut jobs = vec![Job::new(None, Kind::Throughput, ref_tput)];
     for name in &names {
-        let (i, _) = lib.get(name).expect("listed");
         let Some(k) = misaal_measure_x86::lookup(name) else {
             no_kernel.push(*name);
             continue;
@@ -205,8 +271,65 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
             *lacking.entry(k.missing_features().join("+")).or_default() += 1;
             continue;
         };
-        let rthroughput = round(timer.relative(tput, ref_lat)).max(0.001);
-        let lat = k.latency_loops().map(|l| round(timer.relative(l, ref_lat)).max(0.001));
+        jobs.push(Job::new(Some(specs.len()), Kind::Throughput, tput));
+        if let Some(lat) = k.latency_loops() {
+            jobs.push(Job::new(Some(specs.len()), Kind::Latency, lat));
+        }
+        specs.push((*name, k));
+    }
+
+    // Warm-up: every loop's length, then the visits. Each pass visits
+    // every job once, alternately forwards and backwards, so each job's
+    // visits are spread over the whole run and meet different
+    // interference; then jobs whose fastest visit no other confirms are
+    // visited again, up to as many passes more.
+    let nr = timer.size(&ref_lat);
+    for j in &mut jobs {
+        j.n = timer.size(&j.loops);
+    }
+    let passes = args.repeats.div_ceil(timer.repeats).max(2);
+    for p in 0..passes {
+        let visit = |j: &mut Job| j.visits.push(timer.visit(&j.loops, j.n, &ref_lat, nr));
+        if p % 2 == 0 { jobs.iter_mut().for_each(visit) } else { jobs.iter_mut().rev().for_each(visit) }
+    }
+    let mut extra = 0;
+    while extra < passes {
+        let unsettled: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].estimate().is_none()).collect();
+        if unsettled.is_empty() {
+            break;
+        }
+        for &i in &unsettled {
+            let j = &mut jobs[i];
+            j.visits.push(timer.visit(&j.loops, j.n, &ref_lat, nr));
+        }
+        extra += 1;
+    }
+    let unconfirmed: Vec<String> = jobs.iter().filter(|j| j.estimate().is_none()).map(|j| j.label(&specs)).collect();
+    if let Some(path) = std::env::var_os("MISAAL_MEASURE_DUMP") {
+        dump(Path::new(&path), &jobs, &specs)?;
+    }
+    // The core clock the timestamp counter implies, for the log.
+    let clock = {
+        let t0 = (Instant::now(), misaal_measure_x86::ticks_now());
+        let tpc = timer.ticks_per_cycle(&ref_lat, nr);
+        let tsc_hz = misaal_measure_x86::ticks_now().wrapping_sub(t0.1) as f64 / t0.0.elapsed().as_secs_f64();
+        tsc_hz / tpc
+    };
+
+    let ref_tp = jobs[0].value();
+    let mut results: Vec<(Option<f64>, Option<f64>)> = vec![(None, None); specs.len()];
+    for j in &jobs[1..] {
+        let r = &mut results[j.spec.expect("a spec's job")];
+        match j.kind {
+            Kind::Latency => r.0 = Some(j.value()),
+            Kind::Throughput => r.1 = Some(j.value()),
+        }
+    }
+    let mut measured = 0;
+    for ((name, k), (lat, tput)) in specs.iter().zip(results) {
+        let (i, _) = lib.get(name).expect("listed");
+        let rthroughput = round(tput.expect("every measured spec has a throughput job")).max(0.001);
+        let lat = lat.map(|l| round(l).max(0.001));
         let spec_lat = i.cost.as_ref().map(|c| c.latency).filter(|l| *l > 0.0);
         let (latency, how) = match (k.chain, lat) {
             (Chain::Direct, Some(l)) => (l, "latency: chain through the result".to_string()),
@@ -238,9 +361,19 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "{cpu}: core clock about {:.2} GHz (timestamp counter over vpaddd latency)",
-        clock / 1e9
+        "{cpu}: core clock about {:.2} GHz (timestamp counter over vpaddd latency); {} visits of {} loops ({passes} passes, then {extra} more over the unconfirmed)",
+        clock / 1e9,
+        jobs.iter().map(|j| j.visits.len()).sum::<usize>(),
+        jobs.len()
     );
+    if !unconfirmed.is_empty() {
+        eprintln!(
+            "note: {} loop(s) had no two visits within {:.0}% of each other at their fastest; their median visit is used: {}",
+            unconfirmed.len(),
+            CONFIRM * 100.0,
+            unconfirmed.join(", ")
+        );
+    }
     for (f, n) in &lacking {
         eprintln!("note: {n} spec(s) need {f}, which this CPU lacks: not measured (their rows, if any, are kept)");
     }

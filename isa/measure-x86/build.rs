@@ -234,9 +234,13 @@ fn main() {
     detect.push_str("        _ => false,\n    }\n}\n");
     let consts = format!(
         "/// Operations the long latency loop runs per iteration more than the short one.\npub const LAT_EXTRA: u64 = {};\n\
-         /// Likewise for the throughput loops.\npub const TPUT_EXTRA: u64 = {};\n",
+         /// Likewise for the throughput loops.\npub const TPUT_EXTRA: u64 = {};\n\
+         /// Operations per iteration of the long latency loop.\npub const LAT_OPS: u64 = {};\n\
+         /// Operations per iteration of the long throughput loop.\npub const TPUT_OPS: u64 = {};\n",
         LAT_UNROLL[0] - LAT_UNROLL[1],
-        TPUT_CHAINS * (TPUT_UNROLL[0] - TPUT_UNROLL[1])
+        TPUT_CHAINS * (TPUT_UNROLL[0] - TPUT_UNROLL[1]),
+        LAT_UNROLL[0],
+        TPUT_CHAINS * TPUT_UNROLL[0]
     );
     let src = format!("{consts}{body}\npub static KERNELS: &[Kernel] = &[\n{table}];\n\n{detect}");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("kernels.rs");
