@@ -21,6 +21,8 @@
 //! * Every Halide op is an exact `static inline` helper per element type
 //!   (see [`ops`]), following `frontends/halide/*.sema` bit for bit and free
 //!   of C undefined behaviour.
+//! * Index arithmetic (indices, and the `let`s only indices read) is plain
+//!   signed C, as Halide's own code generation treats it ([`emit_addr`]).
 //! * Statements map one to one: `let` declares a variable, `assert` returns
 //!   the error code of its `halide_error_*` message (the message itself is
 //!   not printed), loops of every kind run serially, `allocate` uses a
@@ -46,6 +48,7 @@
 //! that are not parallel tasks, several external functions in one module,
 //! and reinterpreting bool vectors across lane counts.
 
+mod emit_addr;
 #[path = "../isel/emit.rs"]
 pub mod isel_emit;
 pub mod ops;
@@ -256,6 +259,11 @@ pub struct Emitter<'g> {
     indent: usize,
     scope: Vec<Binding>,
     counter: usize,
+    /// Emitting an index: signed 32- and 64-bit scalar `+ - *` are plain C
+    /// (see [`emit_addr`]).
+    addr: bool,
+    /// The function's `let`s that only feed indices ([`emit_addr::address_lets`]).
+    addr_lets: HashSet<String>,
 }
 
 fn sanitize(name: &str) -> String {
@@ -375,7 +383,7 @@ fn peel_lets(e: &Expr) -> &Expr {
 
 impl<'g> Emitter<'g> {
     fn new(g: &'g mut Globals) -> Self {
-        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0 }
+        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0, addr: false, addr_lets: HashSet::new() }
     }
 
     // ---- functions ----
@@ -408,6 +416,7 @@ impl<'g> Emitter<'g> {
             }
         }
         let proto = format!("int {symbol}({})", if params.is_empty() { "void".to_string() } else { params.join(", ") });
+        self.addr_lets = emit_addr::address_lets(&f.body);
         self.stmt(&f.body)?;
         Ok((proto.clone(), format!("{proto} {{\n{}  return 0;\n}}\n", self.out)))
     }
@@ -428,6 +437,7 @@ impl<'g> Emitter<'g> {
             self.line(&format!("{ct} {v} = ({ct}){p};"));
             self.bind(a.name.clone(), v, ty);
         }
+        self.addr_lets = emit_addr::address_lets(&f.body);
         self.stmt(&f.body)?;
         Ok((proto.clone(), format!("{proto} {{\n{}  return 0;\n}}\n", self.out)))
     }
@@ -586,7 +596,10 @@ impl<'g> Emitter<'g> {
             self.bind(name.to_string(), arr, value.ty);
             return Ok(());
         }
-        let v = self.scalar(value)?;
+        let addr = std::mem::replace(&mut self.addr, self.addr_lets.contains(name));
+        let v = self.scalar(value);
+        self.addr = addr;
+        let v = v?;
         let cname = self.fresh_var(name);
         let ct = ctype(value.ty)?;
         self.line(&format!("{ct} {cname} = {v};"));
@@ -663,7 +676,7 @@ impl<'g> Emitter<'g> {
         let ty = value.ty;
         if ty.lanes == 1 {
             let v = self.scalar(value)?;
-            let i = self.scalar(index)?;
+            let i = self.addr_scalar(index)?;
             let dst = Self::elem(&p, ty, &format!("(int64_t)({i})"))?;
             match predicate {
                 Some(pr) => {
@@ -704,8 +717,8 @@ impl<'g> Emitter<'g> {
         if let ExprKind::Ramp { base, stride, .. } = &index.kind
             && base.ty.lanes == 1
         {
-            let b = self.hoist(base)?;
-            let s = self.hoist(stride)?;
+            let b = self.hoist_addr(base)?;
+            let s = self.hoist_addr(stride)?;
             return Ok(format!("((int64_t){b} + (int64_t)l * (int64_t){s})"));
         }
         if materialize {
@@ -761,7 +774,7 @@ impl<'g> Emitter<'g> {
             }
             ExprKind::Load { name, index, predicate, .. } => {
                 let p = self.host(name)?;
-                let i = self.scalar(index)?;
+                let i = self.addr_scalar(index)?;
                 let v = self.load_elem(&p, t, &format!("(int64_t)({i})"))?;
                 match predicate {
                     Some(pr) => {
@@ -781,6 +794,11 @@ impl<'g> Emitter<'g> {
             ExprKind::Call { callee: Callee::Intrinsic(i), args } if !Self::elementwise_intrinsic(*i) => self.special_call(*i, args, t)?,
             ExprKind::Call { callee: Callee::Extern(n), args } => self.runtime(n, args, t)?,
             ExprKind::Ramp { .. } | ExprKind::Broadcast { .. } => return Err(CompileError::new("internal: scalar ramp or broadcast")),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) if self.addr && t.is_int() && t.bits >= 32 => {
+                // Address arithmetic, which Halide lets not overflow (see emit_addr).
+                let (a, b) = (self.scalar(a)?, self.scalar(b)?);
+                format!("(({})({a} {} {b}))", ctype(t)?, op.symbol())
+            }
             _ => {
                 let args: Vec<String> = e.children().into_iter().map(|c| self.scalar(c)).collect::<R<_>>()?;
                 self.elementwise(e, &args)?
@@ -799,6 +817,22 @@ impl<'g> Emitter<'g> {
             off += v.ty.lanes;
         }
         Err(CompileError::new(format!("shuffle index {k} out of range")))
+    }
+
+    /// A scalar index expression (address arithmetic; see [`emit_addr`]).
+    fn addr_scalar(&mut self, e: &Expr) -> R<String> {
+        let addr = std::mem::replace(&mut self.addr, true);
+        let r = self.scalar(e);
+        self.addr = addr;
+        r
+    }
+
+    /// [`Self::hoist`] of an index expression.
+    fn hoist_addr(&mut self, e: &Expr) -> R<String> {
+        let addr = std::mem::replace(&mut self.addr, true);
+        let r = self.hoist(e);
+        self.addr = addr;
+        r
     }
 
     /// A scalar needed inside a lane loop, computed once before it.

@@ -415,7 +415,7 @@ impl Emitter<'_> {
                 && ty.is_int_or_uint()
                 && ty.total_bits() == bits as u64 * regs.len() as u64
             {
-                let b = s.hoist(base)?;
+                let b = s.hoist_addr(base)?;
                 let f = format!("{}_storeu_si{bits}", prefix(bits));
                 let lanes_per = bits as u64 / ty.bits as u64;
                 for (k, r) in regs.iter().enumerate() {
@@ -524,7 +524,7 @@ impl Emitter<'_> {
             && (matches!(bits, 128 | 256) || bits % reg == 0)
         {
             let p = self.host(buf)?;
-            let b = self.hoist(base)?;
+            let b = self.hoist_addr(base)?;
             let ct = ctype(e.ty.element())?;
             return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({b}))"), bits);
         }
@@ -612,7 +612,7 @@ impl Emitter<'_> {
                         Op::Leaf { text, .. } => {
                             let le = self.leaf_expr(text)?;
                             if let Some((buf, base)) = dense_load(&le) {
-                                let (p, base) = (self.host(buf)?, self.hoist(base)?);
+                                let (p, base) = (self.host(buf)?, self.hoist_addr(base)?);
                                 let ct = ctype(le.ty.element())?;
                                 return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), piece);
                             }
