@@ -22,7 +22,9 @@
 //!   (see [`ops`]), following `frontends/halide/*.sema` bit for bit and free
 //!   of C undefined behaviour.
 //! * Index arithmetic (indices, and the `let`s only indices read) is plain
-//!   signed C, as Halide's own code generation treats it ([`emit_addr`]).
+//!   signed C, as Halide's own code generation treats it ([`emit_addr`]);
+//!   a scalar load a loop cannot change is read once before the loop
+//!   ([`emit_licm`]).
 //! * Statements map one to one: `let` declares a variable, `assert` returns
 //!   the error code of its `halide_error_*` message (the message itself is
 //!   not printed), loops of every kind run serially, `allocate` uses a
@@ -49,6 +51,7 @@
 //! and reinterpreting bool vectors across lane counts.
 
 mod emit_addr;
+mod emit_licm;
 #[path = "../isel/emit.rs"]
 pub mod isel_emit;
 pub mod ops;
@@ -264,6 +267,9 @@ pub struct Emitter<'g> {
     addr: bool,
     /// The function's `let`s that only feed indices ([`emit_addr::address_lets`]).
     addr_lets: HashSet<String>,
+    /// Loads read before an enclosing loop: (key, C variable), innermost
+    /// last ([`emit_licm`]).
+    invariant: Vec<(String, String)>,
 }
 
 fn sanitize(name: &str) -> String {
@@ -383,7 +389,7 @@ fn peel_lets(e: &Expr) -> &Expr {
 
 impl<'g> Emitter<'g> {
     fn new(g: &'g mut Globals) -> Self {
-        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0, addr: false, addr_lets: HashSet::new() }
+        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0, addr: false, addr_lets: HashSet::new(), invariant: Vec::new() }
     }
 
     // ---- functions ----
@@ -539,6 +545,8 @@ impl<'g> Emitter<'g> {
                 self.line(&format!("int32_t {lo} = {m};"));
                 let e = self.scalar(extent)?;
                 self.line(&format!("int32_t {ext} = {e};"));
+                let runs = const_int(extent).is_some_and(|n| n > 0);
+                let hoisted = self.hoist_invariant_loads(name, body, &ext, runs)?;
                 self.line(&format!("for (int64_t {i} = {lo}; {i} < (int64_t){lo} + {ext}; {i}++) {{"));
                 self.indent += 1;
                 let v = self.fresh_var(name);
@@ -547,6 +555,7 @@ impl<'g> Emitter<'g> {
                 self.bind(name.clone(), v, Type::I32);
                 self.stmt(body)?;
                 self.scope.truncate(n);
+                self.invariant.truncate(self.invariant.len() - hoisted);
                 self.indent -= 1;
                 self.line("}");
             }
@@ -775,7 +784,10 @@ impl<'g> Emitter<'g> {
             ExprKind::Load { name, index, predicate, .. } => {
                 let p = self.host(name)?;
                 let i = self.addr_scalar(index)?;
-                let v = self.load_elem(&p, t, &format!("(int64_t)({i})"))?;
+                let v = match self.invariant_load(&p, &ctype(t)?, &format!("(int64_t)({i})")) {
+                    Some(v) if predicate.is_none() => v,
+                    _ => self.load_elem(&p, t, &format!("(int64_t)({i})"))?,
+                };
                 match predicate {
                     Some(pr) => {
                         let c = self.scalar(pr)?;
