@@ -171,9 +171,15 @@ struct VerifyArgs {
     /// Where to write the CSV (default reports/verify_<target>.csv).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Ignore and do not update the verdict cache (.misaal-cache/verify.tsv).
+    /// Ignore and do not update the verdict cache (.misaal-cache/verify.tsv)
+    /// or the verdicts shipped with the rulesets (rulesets/*.verdicts.tsv).
     #[arg(long)]
     no_cache: bool,
+    /// Also write the settled verdicts of this run's instantiations to FILE
+    /// (sorted, tab-separated): `rulesets/x86.verdicts.tsv` ships them, so a
+    /// fresh checkout compiles without proving every rule first.
+    #[arg(long)]
+    export_verdicts: Option<PathBuf>,
     /// Let rules use x86 specs that have not met their oracle (see
     /// isa/specs/x86/STATUS.tsv); the output then says so.
     #[arg(long)]

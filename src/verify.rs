@@ -82,6 +82,10 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     if let Err(e) = cache.lock().expect("cache").save() {
         eprintln!("warning: could not save the verdict cache {}: {e}", cache_path.display());
     }
+    if let Some(path) = &args.export_verdicts {
+        let n = cache.lock().expect("cache").export(path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+        println!("exported {n} settled verdicts to {}", path.display());
+    }
 
     let counts = summarize(&results);
     let n = |v: Verdict| counts.get(&v).copied().unwrap_or(0);
