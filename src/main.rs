@@ -32,9 +32,10 @@ enum Cmd {
     /// Build, check and time every kernel of a suite against Halide's own
     /// object; writes reports/bench_x86.csv and reports/bench_x86.png.
     Bench(BenchArgs),
-    /// Offline rule synthesis from the verified specs. Only the relevance
-    /// phase exists so far: `--phase relevance` writes
-    /// reports/<target>_relevance.csv (`class,relevant_class,kind,witness`).
+    /// Offline rule synthesis from the verified specs. Two phases exist so
+    /// far: `--phase relevance` writes reports/<target>_relevance.csv
+    /// (`class,relevant_class,kind,witness`) and `--phase swizzles`
+    /// reports/<target>_swizzles.csv.
     Synth(SynthArgs),
 }
 
@@ -42,8 +43,9 @@ enum Cmd {
 struct SynthArgs {
     #[command(flatten)]
     spec: SpecArgs,
-    /// The phase to run. `relevance` is the only one built; swizzle
-    /// discovery, enumeration and abstraction are not yet.
+    /// The phase to run: `relevance` or `swizzles` (discovery and classes;
+    /// their lowering rules are not synthesized yet). Enumeration and
+    /// abstraction are not built.
     #[arg(long)]
     phase: Option<String>,
     /// Also read specs that have not met their oracle (for study only:

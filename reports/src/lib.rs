@@ -232,6 +232,40 @@ pub fn write_relevance_csv(rows: &[RelevanceRow], path: &Path) -> Result<(), Rep
     write_csv_atomic(&mut df, path)
 }
 
+/// One row of `reports/<target>_swizzles.csv` (see `misaal_datalog::swizzles`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwizzleRow {
+    pub class: String,
+    pub elem_bits: u64,
+    pub inputs: u64,
+    pub lanes: u64,
+    /// `instruction`, `read` or `feed`.
+    pub role: String,
+    /// Space-separated: every instruction that performs or needs it.
+    pub instructions: String,
+    /// `a0 b0 a1 b1 ...`: what each output element reads (`0`: zero).
+    pub pattern: String,
+}
+
+pub const SWIZZLE_COLUMNS: [&str; 7] = ["class", "elem_bits", "inputs", "lanes", "role", "instructions", "pattern"];
+
+pub fn write_swizzles_csv(rows: &[SwizzleRow], path: &Path) -> Result<(), ReportError> {
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(SWIZZLE_COLUMNS[0], rows.iter().map(|r| r.class.clone()).collect()),
+            Column::new(SWIZZLE_COLUMNS[1].into(), rows.iter().map(|r| r.elem_bits).collect::<Vec<u64>>()),
+            Column::new(SWIZZLE_COLUMNS[2].into(), rows.iter().map(|r| r.inputs).collect::<Vec<u64>>()),
+            Column::new(SWIZZLE_COLUMNS[3].into(), rows.iter().map(|r| r.lanes).collect::<Vec<u64>>()),
+            string_column(SWIZZLE_COLUMNS[4], rows.iter().map(|r| r.role.clone()).collect()),
+            string_column(SWIZZLE_COLUMNS[5], rows.iter().map(|r| r.instructions.clone()).collect()),
+            string_column(SWIZZLE_COLUMNS[6], rows.iter().map(|r| r.pattern.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
 /// One row of `reports/verify_<target>.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyRow {
