@@ -12,9 +12,12 @@
 //! many, can all be wrong. Every loop is therefore visited many times
 //! (passes over all of them, alternately forwards and backwards, so its
 //! visits are spread over the whole run), each visit converting ticks to
-//! cycles with the reference timed in that same visit; a loop's cost is
-//! its fastest visit that a second visit confirms (within 2%), since
-//! interference only adds time. The long loop alone is used: nanoBench's
+//! cycles with the reference timed in that same visit (but never at a
+//! clock more than 3% below the highest the reference showed in the run,
+//! since the reference chain itself is sometimes slowed); a loop's cost
+//! is its fastest visit that a second visit confirms (within 2%), since
+//! interference only adds time; loops with few visits near that fastest
+//! are visited again. The long loop alone is used: nanoBench's
 //! long-minus-short difference is exact on a quiet core, but here the two
 //! loops are slowed by different amounts and it came out both too large
 //! and too small (0.10 cycles for `vpaddd`'s 0.25 throughput).
@@ -156,11 +159,45 @@ fn round(x: f64) -> f64 {
 
 /// Two visits agreeing within this (relative) confirm a fastest time.
 const CONFIRM: f64 = 0.02;
+/// A job is settled when this many visits lie within [`CONFIRM`] of its
+/// estimate.
+const SETTLED: usize = 4;
+/// How far above the fastest reference a visit's own reference may be
+/// and still convert its timings (the core clock here moves by about 5%).
+const CLOCK_SLACK: f64 = 0.03;
+/// Rounds over the unsettled jobs, at most, per pass over all.
+const EXTRA: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Latency,
     Throughput,
+}
+
+/// The fastest the reference has run so far in this run, as timestamp
+/// ticks per core cycle: the highest clock seen, since the reference's
+/// chain cannot run faster than one operation per cycle.
+#[derive(Clone, Copy)]
+struct Clock {
+    floor: f64,
+}
+
+impl Clock {
+    /// The ticks per cycle to convert visit `v`'s timings with: those of
+    /// its own reference runs, which track the clock as it moves, but at
+    /// most [`CLOCK_SLACK`] above the floor. Programs on the other CPUs
+    /// sometimes slow the reference chain itself, for a second or more,
+    /// which would make every kernel timed meanwhile look faster (here
+    /// 1-cycle operations came out at 0.80 cycles); past the slack the
+    /// clock is taken to be the highest seen, which can only overstate a
+    /// time.
+    fn ticks_per_cycle(&self, v: &Visit) -> f64 {
+        v.ticks_per_cycle.min(self.floor * (1.0 + CLOCK_SLACK))
+    }
+
+    fn see(&mut self, v: &Visit) {
+        self.floor = self.floor.min(v.ticks_per_cycle);
+    }
 }
 
 /// One loop kind of one spec (or, with no spec, the reference's
@@ -179,21 +216,27 @@ impl Job {
     }
 
     /// Cycles per operation: the fastest visit that another confirms.
-    fn estimate(&self) -> Option<f64> {
-        confirmed_min(&self.per_op(), CONFIRM)
+    fn estimate(&self, clock: Clock) -> Option<f64> {
+        confirmed_min(&self.per_op(clock), CONFIRM)
+    }
+
+    /// Whether [`SETTLED`] visits lie within [`CONFIRM`] of the estimate.
+    fn settled(&self, clock: Clock) -> bool {
+        let v = self.per_op(clock);
+        confirmed_min(&v, CONFIRM).is_some_and(|e| v.iter().filter(|&&x| x <= e * (1.0 + CONFIRM)).count() >= SETTLED)
     }
 
     /// [`Job::estimate`], or with none the median visit.
-    fn value(&self) -> f64 {
-        self.estimate().unwrap_or_else(|| {
-            let mut v = self.per_op();
+    fn value(&self, clock: Clock) -> f64 {
+        self.estimate(clock).unwrap_or_else(|| {
+            let mut v = self.per_op(clock);
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
         })
     }
 
-    fn per_op(&self) -> Vec<f64> {
-        self.visits.iter().map(|v| v.per_op(&self.loops)).collect()
+    fn per_op(&self, clock: Clock) -> Vec<f64> {
+        self.visits.iter().map(|v| v.per_op(&self.loops, clock.ticks_per_cycle(v))).collect()
     }
 
     fn label(&self, specs: &[(&str, &Kernel)]) -> String {
@@ -204,12 +247,16 @@ impl Job {
 
 /// Every visit of every job, for studying the method
 /// (`MISAAL_MEASURE_DUMP=file`): label, per-operation cycles of the long
-/// loop, nanoBench's long-minus-short difference, one visit per line.
-fn dump(path: &Path, jobs: &[Job], specs: &[(&str, &Kernel)]) -> Result<(), String> {
-    let mut text = String::from("job,visit,per_op,difference\n");
+/// loop, nanoBench's long-minus-short difference (both converted as the
+/// estimates are) and the visit's own reference ticks per cycle, one
+/// visit per line, each job's in the order of its visits.
+fn dump(path: &Path, jobs: &[Job], specs: &[(&str, &Kernel)], clock: Clock) -> Result<(), String> {
+    let mut text = String::from("job,visit,per_op,difference,ticks_per_cycle\n");
     for j in jobs {
         for (k, v) in j.visits.iter().enumerate() {
-            text.push_str(&format!("{},{k},{:.4},{:.4}\n", j.label(specs), v.per_op(&j.loops), v.difference(&j.loops)));
+            let tpc = clock.ticks_per_cycle(v);
+            let (p, d) = (v.per_op(&j.loops, tpc), v.difference(&j.loops, tpc));
+            text.push_str(&format!("{},{k},{p:.4},{d:.4},{:.4}\n", j.label(specs), v.ticks_per_cycle));
         }
     }
     std::fs::write(path, text).map_err(|e| format!("error: cannot write {}: {e}", path.display()))
@@ -281,48 +328,62 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     // Warm-up: every loop's length, then the visits. Each pass visits
     // every job once, alternately forwards and backwards, so each job's
     // visits are spread over the whole run and meet different
-    // interference; then jobs whose fastest visit no other confirms are
-    // visited again, up to as many passes more.
+    // interference. Then the unsettled jobs, those with fewer than
+    // [`SETTLED`] visits near their fastest (a busy machine throughout
+    // their visits, or a latency that varies from run to run by itself,
+    // as lane-crossing shuffles' do here), are visited again in rounds,
+    // up to [`EXTRA`] times the passes: the fastest of 200 visits of such
+    // a loop varies much less than the fastest of 40 (some of these
+    // latencies also shift from one process to the next, 1.3 against 1.5
+    // cycles, which no number of visits in one process removes).
+    let t0 = (Instant::now(), misaal_measure_x86::ticks_now());
     let nr = timer.size(&ref_lat);
     for j in &mut jobs {
         j.n = timer.size(&j.loops);
     }
+    let mut clock = Clock { floor: timer.ticks_per_cycle(&ref_lat, nr) };
+    let visit = |j: &mut Job, clock: &mut Clock| {
+        let v = timer.visit(&j.loops, j.n, &ref_lat, nr);
+        clock.see(&v);
+        j.visits.push(v);
+    };
     let passes = args.repeats.div_ceil(timer.repeats).max(2);
     for p in 0..passes {
-        let visit = |j: &mut Job| j.visits.push(timer.visit(&j.loops, j.n, &ref_lat, nr));
-        if p % 2 == 0 { jobs.iter_mut().for_each(visit) } else { jobs.iter_mut().rev().for_each(visit) }
+        for k in 0..jobs.len() {
+            let i = if p % 2 == 0 { k } else { jobs.len() - 1 - k };
+            visit(&mut jobs[i], &mut clock);
+        }
     }
     let mut extra = 0;
-    while extra < passes {
-        let unsettled: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].estimate().is_none()).collect();
+    let mut revisited = 0;
+    while extra < EXTRA * passes {
+        let unsettled: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].settled(clock)).collect();
         if unsettled.is_empty() {
             break;
         }
+        if extra == 0 {
+            revisited = unsettled.len();
+        }
         for &i in &unsettled {
-            let j = &mut jobs[i];
-            j.visits.push(timer.visit(&j.loops, j.n, &ref_lat, nr));
+            visit(&mut jobs[i], &mut clock);
         }
         extra += 1;
     }
-    let unconfirmed: Vec<String> = jobs.iter().filter(|j| j.estimate().is_none()).map(|j| j.label(&specs)).collect();
+    let unconfirmed: Vec<String> = jobs.iter().filter(|j| j.estimate(clock).is_none()).map(|j| j.label(&specs)).collect();
     if let Some(path) = std::env::var_os("MISAAL_MEASURE_DUMP") {
-        dump(Path::new(&path), &jobs, &specs)?;
+        dump(Path::new(&path), &jobs, &specs, clock)?;
     }
-    // The core clock the timestamp counter implies, for the log.
-    let clock = {
-        let t0 = (Instant::now(), misaal_measure_x86::ticks_now());
-        let tpc = timer.ticks_per_cycle(&ref_lat, nr);
-        let tsc_hz = misaal_measure_x86::ticks_now().wrapping_sub(t0.1) as f64 / t0.0.elapsed().as_secs_f64();
-        tsc_hz / tpc
-    };
+    // The highest core clock seen, from the timestamp counter's rate over
+    // the run, for the log.
+    let ghz = misaal_measure_x86::ticks_now().wrapping_sub(t0.1) as f64 / t0.0.elapsed().as_secs_f64() / clock.floor / 1e9;
 
-    let ref_tp = jobs[0].value();
+    let ref_tp = jobs[0].value(clock);
     let mut results: Vec<(Option<f64>, Option<f64>)> = vec![(None, None); specs.len()];
     for j in &jobs[1..] {
         let r = &mut results[j.spec.expect("a spec's job")];
         match j.kind {
-            Kind::Latency => r.0 = Some(j.value()),
-            Kind::Throughput => r.1 = Some(j.value()),
+            Kind::Latency => r.0 = Some(j.value(clock)),
+            Kind::Throughput => r.1 = Some(j.value(clock)),
         }
     }
     let mut measured = 0;
@@ -361,8 +422,7 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "{cpu}: core clock about {:.2} GHz (timestamp counter over vpaddd latency); {} visits of {} loops ({passes} passes, then {extra} more over the unconfirmed)",
-        clock / 1e9,
+        "{cpu}: core clock up to {ghz:.2} GHz (timestamp counter over vpaddd latency); {} visits of {} loops ({passes} passes over all, then {extra} rounds over the {revisited} unsettled)",
         jobs.iter().map(|j| j.visits.len()).sum::<usize>(),
         jobs.len()
     );
