@@ -154,3 +154,25 @@ fn a_dense_load_wider_than_a_register_is_loaded_as_registers() {
     assert_eq!(b.matches("_mm256_loadu_si256(").count(), 4, "{b}");
     assert!(c.contains("#pragma GCC optimize(\"no-predictive-commoning\")"), "{}", &c[..600]);
 }
+
+#[test]
+fn nothing_is_hoisted_out_of_a_loop_with_an_assert() {
+    // The assert may be what keeps w[i] in bounds: w[i] stays in the loop
+    // (and the code still runs right).
+    let text = r#"module name=guard, target=x86-64-linux-avx2-no_runtime
+external func guard (w, o) {
+let w = (void *)_halide_buffer_get_host((struct halide_buffer_t *)w.buffer)
+let o = (void *)_halide_buffer_get_host((struct halide_buffer_t *)o.buffer)
+for (o.s0.x, 0, 8) {
+ assert(o.s0.x < 8, halide_error_requirement_failed("x", "in range"))
+ o[o.s0.x] = (int32)w[1]
+}
+}
+"#;
+    check_cc();
+    let c = check("emit_guard", &parse(text), false, &[(Type::int(32), 2), (Type::int(32), 8)]);
+    let b = body(&c);
+    assert!(!b.contains("inv_"), "{b}");
+    let at = b.find("((int32_t *)v_w_").expect("the load");
+    assert!(at > b.find("for (").expect("the loop"), "{b}");
+}

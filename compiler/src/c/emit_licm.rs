@@ -14,8 +14,9 @@
 //! A load is hoisted only if the loop body always evaluates it (not under an
 //! `if`, a `select` arm, a predicate or a loop that may run no times), its
 //! index reads only names bound before the loop, and nothing in the body
-//! stores to, frees or reallocates its buffer or calls out (a parallel task
-//! may store anything). It is read only when the loop runs at least once.
+//! stores to, frees or reallocates its buffer, calls out (a parallel task
+//! may store anything) or asserts (an assert may be what keeps the load in
+//! bounds). It is read only when the loop runs at least once.
 
 use misaal_frontends::stmt::ast::*;
 
@@ -35,7 +36,7 @@ struct Body<'a> {
     written: Vec<&'a str>,
     /// Names bound in the body (lets, loops, allocations).
     bound: Vec<&'a str>,
-    /// A call that may write memory.
+    /// A call that may write memory, or an assert (which may return early).
     calls_out: bool,
     /// Scalar loads always evaluated.
     loads: Vec<Candidate<'a>>,
@@ -82,8 +83,11 @@ impl<'a> Body<'a> {
                     self.expr(p, always);
                 }
             }
-            // An assert's message is evaluated only when it fails.
+            // An assert may guard what follows it (an index it checks), and
+            // its message is evaluated only when it fails: nothing is
+            // hoisted out of a loop with one.
             Stmt::Assert { cond, message } => {
+                self.calls_out = true;
                 self.expr(cond, always);
                 self.expr(message, false);
             }
