@@ -77,7 +77,51 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
     for (c, n) in &by_class {
         println!("  {c:<28} {n:>4}");
     }
-    println!("not yet: swizzles controlled by an immediate (vpshufd, vpermq imm) per value, and lowering rules per class");
+    println!("not yet: swizzles controlled by an immediate (vpshufd, vpermq imm), enumerated per value");
     println!("wrote {}", path.display());
+
+    // Lowering rules: one candidate per instruction swizzle, kept only when
+    // the verifier proves it at every width it is instantiated at.
+    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
+    let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
+    let cfg = misaal_verifier::audit::AuditConfig::default();
+    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(".misaal-cache/verify.tsv")));
+    let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
+    let cands = misaal_synth::swizzle_rules::candidates(&found, operand_bits);
+    let mut kept = String::from(
+        "; Swizzle lowering rules synthesized by `misaal synth --phase swizzles`:\n\
+         ; one per data-movement instruction whose permutation is an interleave,\n\
+         ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
+         ; each proved by the verifier at every instantiation before it is written.\n\
+         ; Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n(ruleset x86)\n",
+    );
+    let (mut proved, mut failed) = (0, Vec::new());
+    for c in &cands {
+        let rules = match misaal_verifier::audit::load_rules("synth", &c.text, &libs, &cfg) {
+            Ok(r) => r,
+            Err(d) => {
+                failed.push(format!("{}: does not load: {d}", c.name));
+                continue;
+            }
+        };
+        let jobs = misaal_verifier::audit::plan(&rules, &cfg).map_err(|(_, e)| e)?;
+        let verdicts: Vec<_> = jobs.iter().map(|j| misaal_verifier::audit::run_job(&libs, j, &cfg, &cache)).collect();
+        match verdicts.iter().find(|r| r.verdict != misaal_verifier::audit::Verdict::Proved) {
+            None if !verdicts.is_empty() => {
+                proved += 1;
+                kept.push_str(&format!("; from {} ({})\n{}\n", c.instruction, c.class, c.text));
+            }
+            Some(r) => failed.push(format!("{}: {} {}", c.name, r.verdict.label(), r.counterexample)),
+            None => failed.push(format!("{}: no instantiation", c.name)),
+        }
+    }
+    let _ = cache.lock().expect("cache").save();
+    let rules_path = args.out_dir.join(format!("{}_swizzles.egg", args.spec.target));
+    let tmp = rules_path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &kept).and_then(|()| std::fs::rename(&tmp, &rules_path)).map_err(|e| format!("error: writing {}: {e}", rules_path.display()))?;
+    println!("lowering rules: {} candidates, {proved} proved and written to {}, {} not", cands.len(), rules_path.display(), failed.len());
+    for f in failed.iter().take(10) {
+        println!("  not kept: {f}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -42,6 +42,8 @@ pub struct Swizzle {
     pub source: String,
     /// Every instruction that performs or needs this exact pattern.
     pub instructions: Vec<String>,
+    /// The data-movement instructions that perform it (role `instruction`).
+    pub performers: Vec<String>,
 }
 
 impl Swizzle {
@@ -200,8 +202,12 @@ pub fn discover(instrs: &[(&Instr, &Semantics)]) -> Vec<Swizzle> {
             role,
             source: instr.to_string(),
             instructions: Vec::new(),
+            performers: Vec::new(),
         });
         e.instructions.push(instr.to_string());
+        if role == "instruction" {
+            e.performers.push(instr.to_string());
+        }
     };
     for ((instr, sem), f) in instrs.iter().zip(&facts) {
         // Vector operands only, numbered in declaration order.

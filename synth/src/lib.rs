@@ -1,7 +1,7 @@
-//! Offline rule synthesis, to come: class-level enumeration inside relevance
-//! sets, fingerprinting at reduced lane counts, Z3 concretization, and
-//! parameter abstraction into rulesets.
-//!
-//! Empty today, so it has no dependencies; the hand-written rules live in
-//! `rulesets/x86.egg`. When it is built it will own enumeration and search,
-//! delegate proofs to `misaal-verifier`, and know nothing of code generation.
+//! Offline rule synthesis. Built so far: lowering-rule candidates for the
+//! swizzles that x86 instructions perform (`swizzle_rules`), from the
+//! swizzle discovery in `misaal-datalog`. Proofs are the verifier's job (the
+//! CLI audits every candidate and keeps only those proved at every width).
+//! Class-level enumeration, fingerprinting and abstraction are to come.
+
+pub mod swizzle_rules;
