@@ -27,8 +27,8 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
     let prog = if !args.naive {
-        let features = args.target_features.as_deref().map(misaal_compiler::isel::features::CpuFeatures::from_feature_list).transpose().map_err(|e| format!("error: --target-features: {e}"))?;
-        let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features, ..Default::default() };
+        let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
+        let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features: Some(features), ..Default::default() };
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
         if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {

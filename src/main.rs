@@ -395,11 +395,7 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
     let target = misaal_compiler::isel::Target::x86()?;
-    let features = match &args.target_features {
-        Some(list) => misaal_compiler::isel::features::CpuFeatures::from_feature_list(list),
-        None => misaal_compiler::isel::features::CpuFeatures::from_halide_target(&module.target),
-    }
-    .map_err(|e| format!("error: {e}"))?;
+    let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
     let opts = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features: Some(features), ..Default::default() };
     eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
     Ok(())

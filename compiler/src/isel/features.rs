@@ -57,6 +57,15 @@ impl CpuFeatures {
         Self::from_parts(target, &parts[1..])
     }
 
+    /// What a compile may use: the `--target-features` list when given,
+    /// else the module's own `target=`. Every front end decides it here.
+    pub fn for_module(flag: Option<&str>, module_target: &str) -> Result<CpuFeatures, String> {
+        match flag {
+            Some(list) => Self::from_feature_list(list).map_err(|e| format!("--target-features: {e}")),
+            None => Self::from_halide_target(module_target),
+        }
+    }
+
     /// Halide feature names separated by `-` or `,` (e.g. `avx2` or
     /// `avx512_zen4`), or a whole x86 target string.
     pub fn from_feature_list(list: &str) -> Result<CpuFeatures, String> {
