@@ -4,17 +4,19 @@
 //!
 //! The timestamp counter does not count core cycles (it ticks at a fixed
 //! rate while the core's clock moves) and this machine may offer no cycle
-//! counter, so every timing is divided by the latency of the reference
-//! instruction (`vpaddd`, one cycle) timed in turn with it.
+//! counter, so every timing is divided by the latency of a chain of
+//! one-cycle operations (the fastest of `vpaddd`, `vpsubd`, `vpaddq` and
+//! `vpxor` in this run, since in a rare process one loop, once `vpaddd`'s,
+//! runs slow throughout) timed in turn with it.
 //!
 //! This machine is shared: programs on the other CPUs slow a loop by up
 //! to 2x for seconds at a time, so the timings of one moment, however
 //! many, can all be wrong. Every loop is therefore visited many times
 //! (passes over all of them, alternately forwards and backwards, so its
 //! visits are spread over the whole run), each visit converting ticks to
-//! cycles with the reference timed in that same visit (but never at a
-//! clock more than 5% below the highest the reference showed in the run,
-//! since the reference chain itself is sometimes slowed); a loop's cost
+//! cycles with the clock chain timed in that same visit (but never at a
+//! clock more than 5% below the highest the chain showed in the run,
+//! since the chain itself is sometimes slowed); a loop's cost
 //! is its fastest visit that a second visit confirms (within 2%), since
 //! interference only adds time; loops with few visits near that fastest
 //! are visited again. The long loop alone is used: nanoBench's
