@@ -44,7 +44,23 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
     );
     println!("time: classes {:.1} s, relevance {:.1} s (MISAAL: 16 hours for x86)", t_classes.as_secs_f64(), t_rel.as_secs_f64());
     println!("wrote {}", path.display());
+    record(
+        &args,
+        "relevance",
+        t0.elapsed().as_secs_f64(),
+        rel.len(),
+        format!("specs={};classes={};with_relevant={with};direct={direct};generalized={}", lib.len(), set.classes.len(), rel.len() - direct),
+    )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Updates the phase's row of reports/synth_<target>.csv.
+fn record(args: &SynthArgs, phase: &str, wall_s: f64, outputs: usize, detail: String) -> Result<(), String> {
+    let path = args.out_dir.join(format!("synth_{}.csv", args.spec.target));
+    let row = misaal_reports::SynthPhaseRow { phase: phase.into(), wall_s, outputs: outputs as u64, detail };
+    misaal_reports::update_synth_csv(&row, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+    println!("wrote {} ({phase}: {wall_s:.1} s)", path.display());
+    Ok(())
 }
 
 /// `--phase swizzles`: the permutations the verified instructions perform or
@@ -123,5 +139,12 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
     for f in failed.iter().take(10) {
         println!("  not kept: {f}");
     }
+    record(
+        args,
+        "swizzles",
+        t0.elapsed().as_secs_f64(),
+        found.len(),
+        format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -76,6 +76,10 @@ fn the_cli_writes_the_csv_and_refuses_unbuilt_phases() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let csv = std::fs::read_to_string(dir.join("x86_relevance.csv")).unwrap();
     assert_eq!(csv.lines().next(), Some("class,relevant_class,kind,witness"));
+    let phases = std::fs::read_to_string(dir.join("synth_x86.csv")).unwrap();
+    assert_eq!(phases.lines().next(), Some("phase,wall_s,outputs,detail"));
+    let row = phases.lines().find(|l| l.starts_with("relevance,")).unwrap_or_else(|| panic!("{phases}"));
+    assert_eq!(row.split(',').nth(2).map(|n| n.parse::<usize>().unwrap()), Some(csv.lines().count() - 1), "{row}");
     assert!(csv.lines().count() > 10, "{csv}");
     // vpdpbusd is not verified on every machine: only verified specs are read.
     let status = std::fs::read_to_string(misaal_isa::bundled_spec_dir("x86").join("STATUS.tsv")).unwrap();

@@ -266,6 +266,50 @@ pub fn write_swizzles_csv(rows: &[SwizzleRow], path: &Path) -> Result<(), Report
     write_csv_atomic(&mut df, path)
 }
 
+/// One row of `reports/synth_<target>.csv`: a synthesis phase's last run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SynthPhaseRow {
+    /// `relevance`, `swizzles`, ...
+    pub phase: String,
+    pub wall_s: f64,
+    /// What the phase produced: relevant pairs, swizzles, rules.
+    pub outputs: u64,
+    /// `name=value` pairs separated by `;`.
+    pub detail: String,
+}
+
+pub const SYNTH_COLUMNS: [&str; 4] = ["phase", "wall_s", "outputs", "detail"];
+
+/// Replaces `row.phase`'s row of the table at `path` (other phases' rows
+/// are kept, in phase order), written atomically.
+pub fn update_synth_csv(row: &SynthPhaseRow, path: &Path) -> Result<(), ReportError> {
+    let mut rows: Vec<SynthPhaseRow> = Vec::new();
+    if let Ok(df) = CsvReadOptions::default().with_has_header(true).try_into_reader_with_file_path(Some(path.to_path_buf())).and_then(|r| r.finish()) {
+        let col = |n: &str| df.column(n).ok().cloned();
+        if let (Some(p), Some(w), Some(o), Some(d)) = (col("phase"), col("wall_s"), col("outputs"), col("detail")) {
+            for i in 0..df.height() {
+                let get = |c: &Column| c.get(i).ok().map(|v| v.to_string().trim_matches('"').to_string()).unwrap_or_default();
+                rows.push(SynthPhaseRow { phase: get(&p), wall_s: get(&w).parse().unwrap_or(f64::NAN), outputs: get(&o).parse().unwrap_or(0), detail: get(&d) });
+            }
+        }
+    }
+    rows.retain(|r| r.phase != row.phase);
+    rows.push(row.clone());
+    let order = |p: &str| ["relevance", "swizzles", "enumerate", "abstract"].iter().position(|x| *x == p).unwrap_or(99);
+    rows.sort_by_key(|r| order(&r.phase));
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(SYNTH_COLUMNS[0], rows.iter().map(|r| r.phase.clone()).collect()),
+            Column::new(SYNTH_COLUMNS[1].into(), rows.iter().map(|r| (r.wall_s * 1000.0).round() / 1000.0).collect::<Vec<f64>>()),
+            Column::new(SYNTH_COLUMNS[2].into(), rows.iter().map(|r| r.outputs).collect::<Vec<u64>>()),
+            string_column(SYNTH_COLUMNS[3], rows.iter().map(|r| r.detail.clone()).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
 /// One row of `reports/verify_<target>.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyRow {
