@@ -14,7 +14,11 @@ fn select(kernel: &str) -> (String, IselReport) {
     let path = format!("{}/../benchmarks/stmt/{kernel}.stmt", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let m = parse_module(&path, &text).expect("parses");
-    let isel = Options { verdict_cache: None, ..Options::default() };
+    // Saturation stops at 2 s by default; an unoptimized test build (or a
+    // loaded machine) can need longer for matmul_bias_gelu, and a time limit
+    // would then leave fallbacks that say nothing about the rules.
+    let limits = misaal_compiler::isel::schedule::Limits { time: std::time::Duration::from_secs(600), ..Default::default() };
+    let isel = Options { verdict_cache: None, limits, ..Options::default() };
     let (prog, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
     (prog.c, report.expect("a report"))
 }
