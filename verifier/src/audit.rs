@@ -291,7 +291,7 @@ pub struct VerdictCache {
     map: std::collections::HashMap<String, (Verdict, f64, usize, String)>,
     shipped: std::collections::HashMap<String, (Verdict, f64, usize, String)>,
     /// Keys asked for or settled in this run, for `export`.
-    touched: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    touched: std::collections::BTreeSet<String>,
     dirty: bool,
 }
 
@@ -330,10 +330,10 @@ impl VerdictCache {
         c
     }
 
-    pub fn get(&self, key: &str) -> Option<&(Verdict, f64, usize, String)> {
+    pub fn get(&mut self, key: &str) -> Option<&(Verdict, f64, usize, String)> {
         let hit = self.map.get(key).or_else(|| self.shipped.get(key));
         if hit.is_some() {
-            self.touched.lock().expect("touched").insert(key.to_string());
+            self.touched.insert(key.to_string());
         }
         hit
     }
@@ -341,7 +341,7 @@ impl VerdictCache {
     /// Only settled verdicts are cached; unknowns are retried next time.
     pub fn put(&mut self, key: String, r: &InstanceResult) {
         if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) {
-            self.touched.lock().expect("touched").insert(key.clone());
+            self.touched.insert(key.clone());
             self.map.insert(key, (r.verdict, r.solver_ms, r.quickcheck_cases, r.counterexample.replace(['\t', '\n'], " ")));
             self.dirty = true;
         }
@@ -355,10 +355,9 @@ impl VerdictCache {
     /// Writes the settled verdicts this run used (read or proved), sorted,
     /// to `path`: the file a ruleset ships with.
     pub fn export(&self, path: &std::path::Path) -> std::io::Result<usize> {
-        let touched = self.touched.lock().expect("touched");
         let mut out = String::new();
         let mut n = 0;
-        for k in touched.iter() {
+        for k in &self.touched {
             if let Some((v, ms, cases, cx)) = self.map.get(k).or_else(|| self.shipped.get(k)) {
                 out.push_str(&format!("{k}\t{}\t{ms:.3}\t{cases}\t{cx}\n", v.label()));
                 n += 1;
