@@ -28,7 +28,7 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let symbol = args.name.clone().unwrap_or(default);
     let prog = if !args.naive {
         let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-        let isel = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features: Some(features), ..Default::default() };
+        let isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
         if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {

@@ -309,6 +309,10 @@ enum IsaCmd {
     },
 }
 
+/// The verdict cache every command shares, relative to the working folder
+/// (`misaal verify` fills it, compiles and synthesis read it).
+const VERDICT_CACHE: &str = ".misaal-cache/verify.tsv";
+
 mod bench;
 mod check;
 mod classes;
@@ -396,7 +400,7 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
     let target = misaal_compiler::isel::Target::x86()?;
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-    let opts = misaal_compiler::isel::Options { verdict_cache: Some(".misaal-cache/verify.tsv".into()), features: Some(features), ..Default::default() };
+    let opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
     eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
     Ok(())
 }

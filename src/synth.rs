@@ -101,7 +101,7 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
     let cfg = misaal_verifier::audit::AuditConfig::default();
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(".misaal-cache/verify.tsv")));
+    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
     let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
     let cands = misaal_synth::swizzle_rules::candidates(&found, operand_bits);
     let mut kept = String::from(

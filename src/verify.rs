@@ -56,7 +56,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
         }
     }
 
-    let cache_path = PathBuf::from(".misaal-cache/verify.tsv");
+    let cache_path = PathBuf::from(crate::VERDICT_CACHE);
     let cache = Mutex::new(if args.no_cache { VerdictCache::default() } else { VerdictCache::load(&cache_path) });
     let pb = ProgressBar::new(jobs.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
