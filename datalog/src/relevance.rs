@@ -26,7 +26,7 @@ use ascent::aggregators::min;
 use ascent::ascent;
 use misaal_isa::dag::{BvOp, CmpOp, Node, NodeId, SatKind};
 use misaal_isa::{BitVec, Semantics, SpecLibrary};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 type Id = u32;
@@ -410,7 +410,7 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
     let pairs: Vec<(&misaal_isa::Instr, &Semantics)> = members.iter().map(|(_, i, s)| (*i, *s)).collect();
     let facts = analyze(&pairs).facts;
     let mut patterns: Vec<Pattern> = Vec::new();
-    let mut seen: HashMap<(u32, String), ()> = HashMap::new();
+    let mut seen: HashSet<(u32, String)> = HashSet::new();
     let mut targets: Vec<(u32, String, Vec<String>, u32, LaneTerms, Id)> = Vec::new();
     for ((class, instr, sem), f) in members.iter().zip(&facts) {
         let names: Vec<String> = instr.params.iter().map(|p| p.name.clone()).collect();
@@ -423,7 +423,7 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
                 targets.push((*class, instr.name.clone(), names.clone(), lane, terms, root));
                 continue;
             }
-            if seen.insert((*class, key), ()).is_none() {
+            if seen.insert((*class, key)) {
                 patterns.push(Pattern { class: *class, member: instr.name.clone(), lane, terms: terms.clone(), root });
             }
             targets.push((*class, instr.name.clone(), names.clone(), lane, terms, root));
@@ -436,7 +436,7 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
     }
     let mut program = Strongest::default();
     let mut witnesses: Vec<String> = Vec::new();
-    let mut found: HashMap<(u32, u32, u8), ()> = HashMap::new();
+    let mut found: HashSet<(u32, u32, u8)> = HashSet::new();
     for (rc, rname, names, rlane, t, troot) in &targets {
         for node in t.reachable(*troot) {
             let Some(cands) = by_head.get(&t.head(node)) else { continue };
@@ -458,7 +458,7 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
                 let Some((kind, binds)) = best else { continue };
                 let rank = kind as u8;
                 // The first witness of each (R, I, kind) in member order.
-                if found.insert((*rc, p.class, rank), ()).is_some() {
+                if !found.insert((*rc, p.class, rank)) {
                     continue;
                 }
                 let w = witnesses.len() as u32;
