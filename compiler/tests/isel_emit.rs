@@ -79,6 +79,25 @@ out8[ramp(0, 1, 16)] = (uint8x16)rounding_halving_add(s, s2)
 }
 "#;
 
+/// Sums reduced to a scalar and accumulated in `acc[0]`, `acc[1]`, as
+/// l2norm and softmax do: a sum of i16 squares (vpmaddwd, then halves
+/// added) and a sum of u16 widened to i32, each folded to one lane by
+/// x86.reduce-add-i32x4 and stored as a scalar.
+const SUMS: &str = r#"module name=sums, target=x86-64-linux-avx2-no_runtime
+external func sums (c, d, acc) {
+let c = (void *)_halide_buffer_get_host((struct halide_buffer_t *)c.buffer)
+let d = (void *)_halide_buffer_get_host((struct halide_buffer_t *)d.buffer)
+let acc = (void *)_halide_buffer_get_host((struct halide_buffer_t *)acc.buffer)
+acc[0] = 0
+acc[1] = 0
+for (acc.s1.k, 0, 16) {
+ let p = (int16x64)c[ramp(acc.s1.k*64, 1, 64)]
+ acc[0] = (int32)vector_reduce_add((int32x64)widening_mul(p, p)) + acc[0]
+ acc[1] = (int32)vector_reduce_add(int32x32((uint16x32)d[ramp(acc.s1.k*32, 1, 32)])) + acc[1]
+}
+}
+"#;
+
 /// Every instantiation proved in this process: no shared cache file.
 fn isel_opts() -> Options {
     Options { verdict_cache: None, ..Options::default() }
@@ -283,6 +302,27 @@ fn default_is_unchanged() -> Result<(), Failed> {
     Ok(())
 }
 
+fn sums_avx2() -> Result<(), Failed> {
+    let m = parse(SUMS);
+    let shapes = [(Type::int(16), 64 * 16), (Type::uint(16), 32 * 16), (Type::int(32), 2)];
+    let (c, report) = check("isel_sums", &m, Some(isel_opts()), &shapes)?;
+    let r = report.expect("a report");
+    eprint!("{}", r.summary());
+    let b = body(&c);
+    // Both scalar stores are selected, not left to the naive lowering: the
+    // squares by vpmaddwd, each sum folded by vpunpckhqdq/vpshufd/vpaddd and
+    // read out by vpextrd; the `+ acc[k]` is scalar C, not a fallback.
+    ensure(r.naive_roots.is_empty() && r.fused_roots == 0 && r.fallback_exprs() == 0, || r.summary())?;
+    ensure(r.scalar_nodes == 2, || r.summary())?;
+    ensure(b.matches("_mm_extract_epi32(").count() == 2, || c.clone())?;
+    ensure(b.contains("_mm256_madd_epi16(") || b.contains("_mm_madd_epi16("), || format!("no vpmaddwd:\n{c}"))?;
+    for i in ["_mm256_cvtepu16_epi32(", "_mm_unpackhi_epi64(", "_mm_shuffle_epi32("] {
+        ensure(b.contains(i), || format!("no {i}:\n{c}"))?;
+    }
+    ensure(!b.contains("for (int l = 0;") && !b.contains("h_wmul"), || format!("a lane loop survives:\n{c}"))?;
+    Ok(())
+}
+
 /// Times one call of the DOT kernel, naive against isel, in one run (not a
 /// CI check: `cargo test --test isel_emit -- --ignored dot_timing`).
 fn dot_timing() -> Result<(), Failed> {
@@ -329,6 +369,7 @@ fn main() {
         Trial::test("avx2_set1_immediates_and_128_bit_match_the_interpreter", imm_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_without_rules_compiles_naively_and_counts_fallbacks", without_rules_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_loop_is_vpmaddwd_and_matches_the_interpreter", dot_avx2).with_ignored_flag(!avx2),
+        Trial::test("avx2_scalar_sums_are_selected_and_match_the_interpreter", sums_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_timing_isel_vs_naive", dot_timing).with_ignored_flag(true),
     ];
     if !avx2 {

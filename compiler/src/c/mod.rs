@@ -676,15 +676,19 @@ impl<'g> Emitter<'g> {
     }
 
     fn store(&mut self, name: &str, index: &Expr, value: &Expr, predicate: Option<&Expr>) -> R<()> {
-        let hooked = match self.isel_store(name, index, value, predicate)? {
+        let (hooked, scalar) = match self.isel_store(name, index, value, predicate)? {
             isel_emit::StoreHook::Done => return Ok(()),
-            isel_emit::StoreHook::Array(a) => Some(a),
-            isel_emit::StoreHook::Naive => None,
+            isel_emit::StoreHook::Array(a) => (Some(a), None),
+            isel_emit::StoreHook::Scalar(v) => (None, Some(v)),
+            isel_emit::StoreHook::Naive => (None, None),
         };
         let p = self.host(name)?;
         let ty = value.ty;
         if ty.lanes == 1 {
-            let v = self.scalar(value)?;
+            let v = match scalar {
+                Some(v) => v,
+                None => self.scalar(value)?,
+            };
             let i = self.addr_scalar(index)?;
             let dst = Self::elem(&p, ty, &format!("(int64_t)({i})"))?;
             match predicate {

@@ -18,9 +18,15 @@
 //!   the naive lowering, and counted;
 //! - a dense, unpredicated store of a register is one unaligned vector store.
 //!
-//! A root this cannot lower (a scalar result, a bool or mask operand, a
-//! register wider than 256 bits) is lowered wholly naively and counted with
-//! the reason; nothing here fails the compile because a rule is missing.
+//! A root with a scalar result (a vector reduced to one lane, stored to
+//! `acc[0]`) is lowered the same way: an x86 node that returns at most 64
+//! bits (`_mm_extract_epi32`) is a C scalar, and the scalar Halide ops
+//! around it ([`Selection::scalar`], `sum + acc[0]`) are plain C, as all of
+//! the Stmt's scalar code is; they are counted apart from the fallbacks.
+//!
+//! A root this cannot lower (a bool or mask operand, a register wider than
+//! 256 bits) is lowered wholly naively and counted with the reason; nothing
+//! here fails the compile because a rule is missing.
 
 use super::{CompileError, Emitter, R, ctype};
 use crate::isel::encode::Op;
@@ -43,6 +49,9 @@ pub struct IselReport {
     pub fused_roots: usize,
     /// Halide nodes of selected DAGs lowered naively (each time emitted).
     pub naive_nodes: usize,
+    /// Scalar Halide nodes of selected DAGs lowered as C expressions (each
+    /// time emitted): not fallbacks, see [`Selection::scalar`].
+    pub scalar_nodes: usize,
     /// Naive Halide ops in the extracted DAGs, as selection counted them.
     pub selected_fallbacks: usize,
     /// Intrinsic calls emitted, by name (set1, loads and stores included).
@@ -83,12 +92,13 @@ impl IselReport {
     /// One line per fact, each starting with `isel:` (for a C comment or a log).
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "isel: {} vector root(s), {} root(s) with no instruction (fused naive loop), {} naive root(s), {} naive op(s) emitted, {} naive op(s) selected; fallback_exprs {}\n",
+            "isel: {} vector root(s), {} root(s) with no instruction (fused naive loop), {} naive root(s), {} naive op(s) emitted, {} naive op(s) selected, {} scalar C op(s); fallback_exprs {}\n",
             self.vector_roots,
             self.fused_roots,
             self.naive_roots.len(),
             self.naive_nodes,
             self.selected_fallbacks,
+            self.scalar_nodes,
             self.fallback_exprs()
         );
         if let Some(f) = &self.features {
@@ -168,6 +178,8 @@ pub(super) enum StoreHook {
     Done,
     /// The value's lane array, for the backend's store loop.
     Array(String),
+    /// A scalar value's C expression, for the backend's scalar store.
+    Scalar(String),
 }
 
 fn is_integer(t: Type) -> bool {
@@ -254,6 +266,16 @@ impl Emitter<'_> {
         *self.isel().report.intrinsics.entry(name.to_string()).or_default() += 1;
     }
 
+    /// Counts Halide node `n` of the DAG as emitted: a naive op, or scalar C.
+    fn count_halide(&mut self, n: usize) {
+        let st = self.isel();
+        if st.sel.as_ref().is_some_and(|s| s.scalar.get(n) == Some(&true)) {
+            st.report.scalar_nodes += 1;
+        } else {
+            st.report.naive_nodes += 1;
+        }
+    }
+
     /// Takes the next root (`label` as the encoder names it) if isel is on:
     /// its node, or None when isel is off or the Stmt walk lost step.
     fn next_root(&mut self, label: &str) -> Option<usize> {
@@ -300,11 +322,10 @@ impl Emitter<'_> {
         let Some(node) = self.next_root(&label) else {
             return Ok(false);
         };
-        if value.ty.lanes == 1 {
-            self.isel().report.naive_roots.push(format!("{label}: a scalar result"));
-            return Ok(false);
-        }
         let ty = value.ty;
+        if ty.lanes == 1 {
+            return self.isel_scalar_let(name, &label, node, value);
+        }
         let lowered = if self.fused_naive(node)? {
             None
         } else {
@@ -331,6 +352,43 @@ impl Emitter<'_> {
         st.lets.insert(arr, (node, reg));
         st.let_names.entry(node).or_default().push(name.to_string());
         Ok(true)
+    }
+
+    /// A `let` of a scalar computed from vectors: bound as a C local.
+    fn isel_scalar_let(&mut self, name: &str, label: &str, node: usize, value: &Expr) -> R<bool> {
+        let ty = value.ty;
+        let lowered = if self.fused_naive(node)? {
+            None
+        } else {
+            self.bind_scalar_lets(value)?;
+            self.try_root(label, |s| {
+                let mut memo = HashMap::new();
+                let v = s.node_val(node, &mut memo)?;
+                s.as_scalar(v, ty)
+            })
+        };
+        match lowered {
+            Some(c) => {
+                let cname = self.fresh_var(name);
+                self.line(&format!("{} {cname} = {c};", ctype(ty)?));
+                self.bind(name.to_string(), cname.clone(), ty);
+                let st = self.isel();
+                st.lets.insert(cname, (node, None));
+                st.let_names.entry(node).or_default().push(name.to_string());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// `v` as a C expression of scalar type `t`.
+    fn as_scalar(&mut self, v: Val, t: Type) -> R<String> {
+        let ct = ctype(t)?;
+        match v {
+            Val::Scalar(c) => Ok(format!("(({ct})({c}))")),
+            Val::Const(bits, value) => self.scalar(&literal(t, bits, value)),
+            other => Err(CompileError::unsupported(format!("{other:?} as a scalar {t}"))),
+        }
     }
 
     /// Binds the scalar `let`s wrapping a root's value (`let t = x + y in
@@ -366,7 +424,7 @@ impl Emitter<'_> {
                 continue;
             }
             let d = &sel.dag[n];
-            if d.op.is_halide() && sel.glue.get(n) != Some(&true) {
+            if d.op.is_halide() && sel.glue.get(n) != Some(&true) && sel.scalar.get(n) != Some(&true) {
                 halide += 1;
             }
             stack.extend(d.kids.iter().copied());
@@ -389,13 +447,18 @@ impl Emitter<'_> {
         let Some(node) = self.next_root(&label) else {
             return Ok(StoreHook::Naive);
         };
-        if value.ty.lanes == 1 {
-            self.isel().report.naive_roots.push(format!("{label}: a scalar result"));
-            return Ok(StoreHook::Naive);
-        }
         let ty = value.ty;
         if self.fused_naive(node)? {
             return Ok(StoreHook::Naive);
+        }
+        if ty.lanes == 1 {
+            self.bind_scalar_lets(value)?;
+            let r = self.try_root(&label, |s| {
+                let mut memo = HashMap::new();
+                let v = s.node_val(node, &mut memo)?;
+                s.as_scalar(v, ty)
+            });
+            return Ok(r.map_or(StoreHook::Naive, StoreHook::Scalar));
         }
         let p = self.host(name)?;
         self.bind_scalar_lets(value)?;
@@ -451,7 +514,11 @@ impl Emitter<'_> {
 
     /// A `let` in scope bound to node `n` by [`Self::isel_let`]: its value.
     fn let_val(&mut self, n: usize) -> Option<Val> {
-        self.let_binding(n).map(|(_, cname, ty, reg)| reg.unwrap_or(Val::Arr(cname, ty)))
+        self.let_binding(n).map(|(_, cname, ty, reg)| match reg {
+            Some(r) => r,
+            None if ty.lanes == 1 => Val::Scalar(cname),
+            None => Val::Arr(cname, ty),
+        })
     }
 
     /// A `let` in scope bound to node `n`: its name, lane array, type and register.
@@ -498,7 +565,7 @@ impl Emitter<'_> {
                 Ok(Val::Reg(r, bits))
             }
             Op::Halide { name, generics } => {
-                self.isel().report.naive_nodes += 1;
+                self.count_halide(n);
                 self.halide_node(name, generics, &node.kids, memo)
             }
         }
@@ -683,6 +750,16 @@ impl Emitter<'_> {
             let mut pick: Vec<String> = rs[(start / w) as usize..((start + piece) / w) as usize].to_vec();
             return Ok(if pick.len() == 1 { Val::Reg(pick.remove(0), w) } else { Val::Regs(pick, w) });
         }
+        if w == 256 && piece == 128 && start % 128 == 0 {
+            // A 128-bit half of a register (a slice out of a load that a
+            // `let` holds in registers): vextracti128, as the proved rules
+            // x86.extract-lo128 / x86.extract-hi128 lower that slice.
+            let (r, half) = (&rs[(start / w) as usize], (start % w) / 128);
+            let x = self.fresh("r");
+            self.line(&format!("__m128i {x} = _mm256_extracti128_si256({r}, {half});"));
+            self.count("_mm256_extracti128_si256");
+            return Ok(Val::Reg(x, 128));
+        }
         let tmp = self.fresh("spill");
         self.line(&format!("uint8_t {tmp}[{}];", rs.len() as u32 * w / 8));
         let f = format!("{}_storeu_si{w}", prefix(w));
@@ -728,6 +805,14 @@ impl Emitter<'_> {
         let Ty::Bv(bits) = ret else {
             return Err(CompileError::unsupported(format!("`{name}` returns {ret}")));
         };
+        if bits <= 64 {
+            // A scalar result (`_mm_extract_epi32`): a C integer of its width.
+            let ct = set1_suffix(bits as i64)?.1;
+            let s = self.fresh("s");
+            self.line(&format!("{ct} {s} = {name}({});", args.join(", ")));
+            self.count(name);
+            return Ok(Val::Scalar(s));
+        }
         let rt = reg_type(bits)?;
         let r = self.fresh("r");
         self.line(&format!("{rt} {r} = {name}({});", args.join(", ")));
@@ -856,7 +941,7 @@ impl Emitter<'_> {
                     fit(Expr::new(ty, ExprKind::Var(var)), kt, name)?
                 }
                 Op::Halide { name: kn, generics: kg } if self.let_val(k).is_none() && !memo.contains_key(&k) => {
-                    self.isel().report.naive_nodes += 1;
+                    self.count_halide(k);
                     let ke = self.halide_expr(kn, kg, &node.kids, memo)?;
                     fit(ke, kt, name)?
                 }

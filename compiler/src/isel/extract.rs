@@ -318,6 +318,89 @@ pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
     Extraction { choice: best.into_iter().map(|b| b.map(|b| b.node)).collect() }
 }
 
+/// [`greedy_dag`], then again with the classes in `computed` (the values of
+/// Stmt `let`s, each emitted once as its own root and read by name after)
+/// costing nothing to the expressions that use them. Plain greedy costs a
+/// class's whole sub-DAG for every parent separately, so a root that could
+/// read a `let`'s registers instead recomputes a piece of it whenever the
+/// piece alone is cheaper than the whole `let` (l2norm's sum of squares
+/// re-derived a quarter of `t55` from `t54` per vpmaddwd).
+///
+/// The `computed` classes and everything their first-pass choices reach
+/// keep those choices, so no new choice can form a cycle through them; the
+/// other classes are chosen again.
+pub fn greedy_dag_sharing(g: &Graph, cost: &dyn Fn(&GNode) -> f64, computed: &[usize]) -> Extraction {
+    let first = greedy_dag(g, cost);
+    let Ok(fixed_nodes) = first.reachable(g, computed) else { return first };
+    if computed.is_empty() {
+        return first;
+    }
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(n)).collect();
+    let is_computed: std::collections::HashSet<usize> = computed.iter().copied().collect();
+    let mut fixed = vec![false; g.classes];
+    let mut best: Vec<Option<Best>> = vec![None; g.classes];
+    // Children before parents: each fixed class's set from its kids'.
+    for &i in &fixed_nodes {
+        let n = &g.nodes[i];
+        let mut set: BTreeMap<usize, f64> = BTreeMap::new();
+        for &k in &n.kids {
+            if is_computed.contains(&k) {
+                set.insert(k, 0.0);
+            } else if let Some(b) = &best[k] {
+                for (c, x) in b.set.iter() {
+                    set.entry(*c).or_insert(*x);
+                }
+            }
+        }
+        set.insert(n.class, costs[i]);
+        let total = set.values().sum();
+        fixed[n.class] = true;
+        best[n.class] = Some(Best { node: i, cost: total, set: Rc::new(set) });
+    }
+    // What a parent merges for a kid: a computed class is one free class.
+    let view = |best: &[Option<Best>], k: usize| -> Option<Rc<BTreeMap<usize, f64>>> {
+        if is_computed.contains(&k) {
+            return best[k].as_ref().map(|_| Rc::new(BTreeMap::from([(k, 0.0)])));
+        }
+        best[k].as_ref().map(|b| b.set.clone())
+    };
+    let mut changed = true;
+    let mut passes = 0;
+    while changed && passes < 10 * g.classes.max(1) {
+        changed = false;
+        passes += 1;
+        for (i, n) in g.nodes.iter().enumerate() {
+            if fixed[n.class] {
+                continue;
+            }
+            let Some(kids) = n.kids.iter().map(|&k| view(&best, k)).collect::<Option<Vec<_>>>() else { continue };
+            if kids.iter().any(|s| s.contains_key(&n.class)) {
+                continue; // would be a cycle
+            }
+            let mut set: BTreeMap<usize, f64> = match kids.iter().max_by_key(|s| s.len()) {
+                Some(s) => (**s).clone(),
+                None => BTreeMap::new(),
+            };
+            for s in &kids {
+                for (c, x) in s.iter() {
+                    set.entry(*c).or_insert(*x);
+                }
+            }
+            set.insert(n.class, costs[i]);
+            let total: f64 = set.values().sum();
+            let better = match &best[n.class] {
+                None => true,
+                Some(b) => total < b.cost - 1e-9,
+            };
+            if better {
+                best[n.class] = Some(Best { node: i, cost: total, set: Rc::new(set) });
+                changed = true;
+            }
+        }
+    }
+    Extraction { choice: best.into_iter().map(|b| b.map(|b| b.node)).collect() }
+}
+
 /// Tree extraction, as egglog's own extractor does it: a class's cost is its
 /// cheapest node's cost plus its children's, each child paid for each use.
 pub fn tree(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {

@@ -158,6 +158,11 @@ pub struct Selection {
     /// concat of whole registers, see [`extract::glue_shape`]): lowered by
     /// regrouping registers, not counted as a fallback.
     pub glue: Vec<bool>,
+    /// For each node of `dag`, whether it is a scalar Halide op (every
+    /// operand and the result at most 64 bits, see [`scalar_op`]): plain C
+    /// on scalars, as the Stmt's other scalar code is, not a vector
+    /// fallback (a reduction's `sum + acc[0]` once the sum is a scalar).
+    pub scalar: Vec<bool>,
     /// For each node of `dag`, the proved rule instances that produced it
     /// (x86 nodes; see [`Chosen::rules`]).
     pub provenance: Vec<Vec<String>>,
@@ -169,6 +174,8 @@ pub struct Selection {
     pub chosen: Vec<Chosen>,
     /// Halide ops (with their generics) left to the naive lowering, with counts.
     pub fallbacks: BTreeMap<String, usize>,
+    /// Scalar Halide ops in the extracted DAG ([`Selection::scalar`]), with counts.
+    pub scalar_ops: BTreeMap<String, usize>,
     /// `exact` when the bounded exact search finished, else `greedy-dag`.
     pub extractor: &'static str,
     /// Cost of the whole extracted DAG, each shared node once.
@@ -269,6 +276,9 @@ impl Selection {
         for (op, n) in &self.fallbacks {
             s.push_str(&format!("  naive {op} x{n}\n"));
         }
+        for (op, n) in &self.scalar_ops {
+            s.push_str(&format!("  scalar C {op} x{n}\n"));
+        }
         s.push_str(&format!("DAG cost {:.2} (as trees {:.2}, {} extraction); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.extractor, self.fallback_count()));
         if self.chosen.iter().any(|c| c.cost_source != CostSource::Measured) {
             s.push_str("costs: spec cost lines (approximate) where isa/costs/x86.csv has no measured row\n");
@@ -346,7 +356,12 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     let node_cost = |n: &extract::GNode| target.costs.gnode(n);
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
-    let greedy = extract::greedy_dag(&graph, &node_cost);
+    // `let` roots are emitted once and read by name: other roots share them.
+    let lets: Vec<usize> = enc.roots.iter().zip(&roots).filter(|(r, _)| r.label.starts_with("let ")).map(|(_, &c)| c).collect();
+    let greedy = match extract::greedy_dag_sharing(&graph, &node_cost, &lets) {
+        x if x.reachable(&graph, &roots).is_ok() => x,
+        _ => extract::greedy_dag(&graph, &node_cost),
+    };
     // Small e-graphs are solved exactly too (bounded search from the greedy
     // choice, so never worse).
     let exact = if graph.nodes.len() <= EXACT_MAX_NODES { extract::exact_dag(&graph, &roots, &node_cost, &greedy, EXACT_BUDGET) } else { None };
@@ -356,10 +371,13 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let dag_cost = x.dag_cost(&graph, &roots, &node_cost)?;
     let tree_cost = x.tree_cost(&graph, &roots, &node_cost)?;
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
+    let mut scalar_ops: BTreeMap<String, usize> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    let is_scalar = |n: usize| !graph.nodes[n].glue && scalar_op(&target.halide, &graph.nodes[n].op);
     for &n in &all {
         match &graph.nodes[n].op {
             _ if graph.nodes[n].glue => {}
+            op @ Op::Halide { .. } if is_scalar(n) => *scalar_ops.entry(op.to_string()).or_default() += 1,
             op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
             Op::X86 { name } => *used.entry(name.clone()).or_default() += 1,
             _ => {}
@@ -370,9 +388,11 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let mut out_dag: Vec<encode::Node> = Vec::with_capacity(all.len());
     let mut out_class: Vec<usize> = Vec::with_capacity(all.len());
     let mut glue: Vec<bool> = Vec::with_capacity(all.len());
+    let mut scalar: Vec<bool> = Vec::with_capacity(all.len());
     for &n in &all {
         let g = &graph.nodes[n];
         glue.push(g.glue);
+        scalar.push(is_scalar(n));
         let kids = g.kids.iter().map(|k| index[k]).collect();
         index.insert(g.class, out_dag.len());
         out_dag.push(encode::Node { op: g.op.clone(), kids });
@@ -407,7 +427,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
                 label: r.label.clone(),
                 node: index[&c],
                 term: x.render(&graph, c),
-                fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide() && !graph.nodes[n].glue).count(),
+                fallbacks: mine.iter().filter(|&&n| graph.nodes[n].op.is_halide() && !graph.nodes[n].glue && !is_scalar(n)).count(),
                 source_node: r.node,
             }
         })
@@ -417,6 +437,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         roots: root_results,
         source: dag.clone(),
         glue,
+        scalar,
         dag: out_dag,
         extractor,
         provenance,
@@ -425,6 +446,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         phases,
         chosen,
         fallbacks,
+        scalar_ops,
         dag_cost,
         tree_cost,
         input_nodes: dag.len(),
@@ -434,6 +456,20 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         saturate_secs,
         extract_secs,
     })
+}
+
+/// Whether `op` is a Halide op on scalars: its result and every operand at
+/// most 64 bits (`add<1, 32, 1>`, a `cast` of one lane), so the naive
+/// lowering of it is one C expression, as for every scalar the Stmt
+/// computes outside the selected roots. A reduction of a vector to one lane
+/// is not: its operand is a vector.
+pub fn scalar_op(halide: &SpecLibrary, op: &Op) -> bool {
+    let Op::Halide { name, generics } = op else { return false };
+    let wide: Vec<i128> = generics.iter().map(|&g| g as i128).collect();
+    match halide.instantiate_signature(name, &wide) {
+        Ok(i) => i.ret.width() <= 64 && i.params.iter().all(|p| p.ty.width() <= 64),
+        Err(_) => false,
+    }
 }
 
 /// For each node of the extracted DAG, the loaded instances that produced
