@@ -43,11 +43,26 @@ enum Cmd {
 struct SynthArgs {
     #[command(flatten)]
     spec: SpecArgs,
-    /// The phase to run: `relevance` or `swizzles` (discovery and classes;
-    /// their lowering rules are not synthesized yet). Enumeration and
-    /// abstraction are not built.
+    /// The phase to run: `relevance`, `swizzles` (discovery, classes and
+    /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
+    /// by fingerprint, proved lowering rules). Abstraction is not built.
     #[arg(long)]
     phase: Option<String>,
+    /// enumerate: the deepest Halide term (x86 terms go to depth 2).
+    #[arg(long)]
+    depth: Option<u8>,
+    /// enumerate: run only shard K of N (units with index % N == K).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// enumerate: continue from this shard's checkpoint.
+    #[arg(long)]
+    resume: bool,
+    /// enumerate: worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// enumerate: combine the N shards' checkpoints into one rule file.
+    #[arg(long, value_name = "N")]
+    merge: Option<usize>,
     /// Also read specs that have not met their oracle (for study only:
     /// rules are never synthesized from them).
     #[arg(long)]

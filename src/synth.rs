@@ -1,5 +1,6 @@
-//! `misaal synth`: offline rule synthesis. The relevance phase is built;
-//! the others are refused by name rather than pretended.
+//! `misaal synth`: offline rule synthesis. The relevance, swizzle and
+//! enumeration phases are built; abstraction is refused by name rather than
+//! pretended.
 
 use crate::{SynthArgs, load_verified};
 use misaal_datalog::{classify, relevance};
@@ -11,12 +12,13 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
     match args.phase.as_deref() {
         Some("relevance") => {}
         Some("swizzles") => return swizzles(&args),
-        Some(p @ ("enumerate" | "abstract")) => {
-            return Err(format!("error: --phase {p}: this phase of synthesis is not built yet; only `relevance` and `swizzles` are"));
+        Some("enumerate") => return enumerate(&args),
+        Some(p @ "abstract") => {
+            return Err(format!("error: --phase {p}: this phase of synthesis is not built yet; `relevance`, `swizzles` and `enumerate` are"));
         }
         Some(p) => return Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
         None => {
-            return Err("error: whole-pipeline synthesis is not built yet; run one phase: --phase relevance or --phase swizzles".into());
+            return Err("error: whole-pipeline synthesis is not built yet; run one phase: --phase relevance, swizzles or enumerate".into());
         }
     }
     let t0 = Instant::now();
@@ -145,6 +147,129 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
         t0.elapsed().as_secs_f64(),
         found.len(),
         format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--phase enumerate`: Halide and x86 terms matched by fingerprint, each
+/// match proved before it is written to reports/<target>_enumerated.egg.
+/// With `--shard K/N` only every N-th unit runs and the rules go to
+/// `<target>_enumerated.K-of-N.egg`; `--merge N` combines the N shards'
+/// checkpoints into the same file a whole run writes.
+fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
+    use misaal_synth::enumerate::{self as en, Shard, checkpoint};
+    let t0 = Instant::now();
+    for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some()), ("--depth", args.depth.is_some())] {
+        if set && args.merge.is_some() && flag != "--depth" {
+            return Err(format!("error: --merge combines finished shards; {flag} does not go with it"));
+        }
+    }
+    let mut cfg = en::Config::default();
+    if let Some(d) = args.depth {
+        if !(1..=4).contains(&d) {
+            return Err(format!("error: --depth {d}: enumerate goes from depth 1 to 4"));
+        }
+        cfg.halide_depth = d;
+        // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
+        cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
+    }
+    let lib = load_verified(&args.spec, args.include_unverified)?;
+    let names: Vec<String> = lib.instrs().iter().map(|i| i.name.clone()).collect();
+    let digest = cfg.digest(&names);
+    let rules_path = |shard: Shard| {
+        if shard == Shard::WHOLE {
+            args.out_dir.join(format!("{}_enumerated.egg", args.spec.target))
+        } else {
+            args.out_dir.join(format!("{}_enumerated.{}-of-{}.egg", args.spec.target, shard.k, shard.n))
+        }
+    };
+    let write = |path: &std::path::Path, text: &str| {
+        std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
+    };
+
+    if let Some(n) = args.merge {
+        if n == 0 {
+            return Err("error: --merge 0: there is no shard to merge".into());
+        }
+        let mut shards = Vec::new();
+        for k in 0..n {
+            let p = checkpoint::path(&args.out_dir, &args.spec.target, Shard { k, n });
+            let cp = checkpoint::Checkpoint::load(&p).map_err(|e| format!("error: {e}"))?;
+            shards.push((p.display().to_string(), cp));
+        }
+        let all = en::driver::merge(&cfg, &digest, shards).map_err(|e| format!("error: {e}"))?;
+        let path = rules_path(Shard::WHOLE);
+        write(&path, &en::render_rules(&cfg, &all))?;
+        let count: usize = all.iter().map(|u| u.rules.len()).sum();
+        println!("merged {n} shards: {count} rules in {} units; wrote {}", all.len(), path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let shard = match &args.shard {
+        Some(s) => Shard::parse(s).map_err(|e| format!("error: {e}"))?,
+        None => Shard::WHOLE,
+    };
+    let set = classify(&lib);
+    let rel: std::collections::BTreeSet<(String, String)> = relevance(&lib, &set).into_iter().map(|r| (r.class, r.relevant_class)).collect();
+    let class_of = |n: &str| set.class_of(n).map(|(c, _)| c.name.clone());
+    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
+    let audit = misaal_verifier::audit::AuditConfig::default();
+    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
+    let inp = en::Inputs { x86: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
+    let t_setup = t0.elapsed().as_secs_f64();
+
+    let ck_path = checkpoint::path(&args.out_dir, &args.spec.target, shard);
+    if args.resume && ck_path.exists() {
+        println!("resuming from {}", ck_path.display());
+    }
+    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
+    println!(
+        "enumerate: {} units in shard {}/{}, Halide depth {} (at most {} ops), x86 depth {}, {} cases; setup {t_setup:.1} s",
+        (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count(),
+        shard.k,
+        shard.n,
+        cfg.halide_depth,
+        cfg.halide_max_size,
+        cfg.x86_depth,
+        cfg.cases
+    );
+    let on_unit = |r: &en::UnitResult, secs: f64| {
+        println!(
+            "  [{}] {} Halide terms, {} x86 terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
+            r.sig,
+            r.halide_terms,
+            r.x86_terms,
+            r.matched,
+            r.proofs,
+            r.rules.len(),
+            r.refuted,
+            r.unknown
+        );
+        let _ = cache.lock().expect("cache").save();
+    };
+    let opts = en::driver::RunOptions { shard, checkpoint: &ck_path, resume: args.resume, digest: digest.clone(), max_units: None, on_unit: &on_unit };
+    let (cp, pools) = pool.install(|| en::driver::run_shard(&inp, &cfg, &opts)).map_err(|e| format!("error: {e}"))?;
+    for (arity, terms, evaluated, cut) in pools.stats() {
+        println!("  x86 pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
+    }
+    let units: Vec<_> = cp.units.values().cloned().collect();
+    let count: usize = units.iter().map(|u| u.rules.len()).sum();
+    let path = rules_path(shard);
+    write(&path, &en::render_rules(&cfg, &units))?;
+    let sum = |f: fn(&en::UnitResult) -> usize| units.iter().map(f).sum::<usize>();
+    let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
+    println!("enumerate: {count} rules proved ({matched} Halide terms matched, {proofs} proofs: {refuted} refuted, {unknown} unknown) in {:.1} s", t0.elapsed().as_secs_f64());
+    println!("wrote {} and {}", path.display(), ck_path.display());
+    let phase = if shard == Shard::WHOLE { "enumerate".to_string() } else { format!("enumerate {}/{}", shard.k, shard.n) };
+    record(
+        args,
+        &phase,
+        t0.elapsed().as_secs_f64(),
+        count,
+        format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={}", units.len(), cfg.halide_depth),
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,419 @@
+//! Class-level enumeration (issue 11, item 3): Halide IR terms and x86
+//! instruction terms are enumerated bottom-up, fingerprinted by their
+//! outputs on fixed random and edge inputs, and matched; only a pair whose
+//! fingerprints agree goes to the verifier, and only a proved pair becomes a
+//! lowering rule. Halide terms are evaluated at reduced lanes (64 input bits
+//! instead of 128), x86 terms on whole registers; a match compares the low
+//! bits, then the whole result at full lanes, then Z3 decides.
+//!
+//! The work is split into units, one per Halide input signature (the types
+//! of the variables), so that `--shard K/N` takes every N-th unit and the
+//! merged shards are the whole run, byte for byte. A unit's result is
+//! checkpointed (whole file, temp + rename) as soon as it is done.
+
+pub mod checkpoint;
+pub mod driver;
+pub mod halide;
+pub mod inputs;
+pub mod x86;
+
+use halide::{HPool, HTy};
+use misaal_isa::{BitVec, SpecLibrary};
+use misaal_verifier::audit::{AuditConfig, Libraries, Verdict, VerdictCache};
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use x86::XPool;
+
+/// What to enumerate and how far.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub halide_depth: u8,
+    pub halide_max_size: u8,
+    pub halide_per_level: usize,
+    pub x86_depth: u8,
+    pub x86_max_apps: usize,
+    /// Fingerprint inputs per term.
+    pub cases: usize,
+    pub seed: u64,
+    /// The units: the variables' types of each.
+    pub signatures: Vec<Vec<HTy>>,
+    /// x86 terms tried per Halide term (fewest instructions first).
+    pub max_tries: usize,
+    /// Enumerate only these x86 instructions (all verified ones if `None`);
+    /// for small, fast runs.
+    pub x86_only: Option<Vec<String>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            halide_depth: 3,
+            halide_max_size: 3,
+            halide_per_level: 60_000,
+            x86_depth: 2,
+            x86_max_apps: 1_500_000,
+            cases: 32,
+            seed: 0x656e_756d,
+            signatures: default_signatures(),
+            max_tries: 3,
+            x86_only: None,
+        }
+    }
+}
+
+impl Config {
+    /// Everything that decides the output, for checkpoints: a checkpoint of
+    /// another configuration is never resumed.
+    pub fn digest(&self, x86_names: &[String]) -> String {
+        let sigs: Vec<String> = self.signatures.iter().map(|s| sig_text(s)).collect();
+        let text = format!(
+            "{} {} {} {} {} {} {} {} {} {} {:?}",
+            self.halide_depth,
+            self.halide_max_size,
+            self.halide_per_level,
+            self.x86_depth,
+            self.x86_max_apps,
+            self.cases,
+            self.seed,
+            self.max_tries,
+            sigs.join(","),
+            x86_names.join(","),
+            self.x86_only
+        );
+        let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        format!("{h:016x}")
+    }
+}
+
+/// One and two variables of each 128-bit integer type, and u8 x i8 for the
+/// mixed-sign products.
+pub fn default_signatures() -> Vec<Vec<HTy>> {
+    let tys: Vec<HTy> = [(false, 8), (true, 8), (false, 16), (true, 16), (false, 32), (true, 32)].iter().map(|&(s, b)| HTy::new(s, b, 128 / b)).collect();
+    let mut out: Vec<Vec<HTy>> = tys.iter().map(|&t| vec![t]).collect();
+    out.extend(tys.iter().map(|&t| vec![t, t]));
+    out.push(vec![HTy::new(false, 8, 16), HTy::new(true, 8, 16)]);
+    out
+}
+
+/// `u16x8,u16x8`.
+pub fn sig_text(sig: &[HTy]) -> String {
+    sig.iter().map(|t| t.short()).collect::<Vec<_>>().join(",")
+}
+
+/// A proved rule, ready to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvedRule {
+    pub name: String,
+    /// One line: where the rule came from.
+    pub provenance: String,
+    /// One line: `(rewrite ...)`.
+    pub text: String,
+}
+
+/// What one unit found.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct UnitResult {
+    pub index: usize,
+    pub sig: String,
+    pub halide_terms: usize,
+    pub x86_terms: usize,
+    /// Halide terms whose fingerprint met an x86 term's.
+    pub matched: usize,
+    /// Pairs sent to the verifier.
+    pub proofs: usize,
+    pub refuted: usize,
+    pub unknown: usize,
+    pub rules: Vec<ProvedRule>,
+}
+
+/// `K/N`: this shard's units are those with index % N == K.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { k: 0, n: 1 };
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (k, n) = s.split_once('/').ok_or_else(|| format!("--shard {s}: expected K/N, e.g. 0/4"))?;
+        let k: usize = k.trim().parse().map_err(|_| format!("--shard {s}: K is not a number"))?;
+        let n: usize = n.trim().parse().map_err(|_| format!("--shard {s}: N is not a number"))?;
+        if n == 0 || k >= n {
+            return Err(format!("--shard {s}: need 0 <= K < N"));
+        }
+        Ok(Shard { k, n })
+    }
+    pub fn owns(self, unit: usize) -> bool {
+        unit % self.n == self.k
+    }
+}
+
+/// What the enumeration reads.
+pub struct Inputs<'a> {
+    pub x86: &'a SpecLibrary,
+    pub halide: &'a SpecLibrary,
+    /// Class name of an instruction.
+    pub class_of: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// (class, relevant class) pairs of the relevance sets.
+    pub relevant: &'a BTreeSet<(String, String)>,
+    pub audit: &'a AuditConfig,
+    pub cache: &'a Mutex<VerdictCache>,
+}
+
+/// The x86 pools, one per arity, built once and shared by the units.
+pub struct X86Pools {
+    pools: HashMap<usize, (XPool, Vec<Vec<BitVec>>)>,
+}
+
+impl X86Pools {
+    pub fn new() -> Self {
+        X86Pools { pools: HashMap::new() }
+    }
+    fn get(&mut self, inp: &Inputs, cfg: &Config, arity: usize) -> &(XPool, Vec<Vec<BitVec>>) {
+        self.pools.entry(arity).or_insert_with(|| {
+            let cases = inputs::input_set(arity, cfg.cases, cfg.seed ^ arity as u64);
+            let mut instrs = x86::usable(inp.x86, inp.class_of);
+            if let Some(only) = &cfg.x86_only {
+                instrs.retain(|i| only.contains(&i.name));
+            }
+            let rel = |a: &str, b: &str| inp.relevant.contains(&(a.to_string(), b.to_string()));
+            let pool = x86::enumerate(instrs, &cases, arity, &rel, &x86::XLimits { depth: cfg.x86_depth, max_apps: cfg.x86_max_apps });
+            (pool, cases)
+        })
+    }
+    /// Terms and evaluated applications of the pool of each arity built.
+    pub fn stats(&self) -> Vec<(usize, usize, usize, usize)> {
+        let mut v: Vec<_> = self.pools.iter().map(|(a, (p, _))| (*a, p.entries.len(), p.evaluated, p.truncated)).collect();
+        v.sort();
+        v
+    }
+}
+
+impl Default for X86Pools {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Runs one unit: enumerate, match, prove.
+pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) -> Result<UnitResult, String> {
+    let sig = cfg.signatures.get(index).ok_or_else(|| format!("no unit {index}"))?.clone();
+    let arity = sig.len();
+    if arity == 0 || arity > 3 {
+        return Err(format!("unit {index}: a signature has 1 to 3 variables, not {arity}"));
+    }
+    let (xp, full_inputs) = pools.get(inp, cfg, arity);
+    let reduced = inputs::reduced(full_inputs);
+    let hp = halide::enumerate(inp.halide, &sig, &reduced, &halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level });
+    let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.entries.len(), x86_terms: xp.entries.len(), ..Default::default() };
+
+    // x86 terms by (width, fingerprint of their low half), fewest instructions first.
+    let mut by_low: HashMap<(u32, u64), Vec<u32>> = HashMap::new();
+    for (i, e) in xp.entries.iter().enumerate() {
+        if e.cost == 0 {
+            continue;
+        }
+        by_low.entry((e.width, e.low_fp)).or_default().push(i as u32);
+    }
+    for v in by_low.values_mut() {
+        v.sort_by_key(|&i| (xp.entries[i as usize].cost, i));
+    }
+    let all_vars = (1u8 << arity) - 1;
+    let candidates: Vec<(u32, Vec<u32>)> = hp
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.depth >= 1 && e.vars == all_vars && matches!(e.ty.width(), 128 | 256))
+        .filter_map(|(i, e)| {
+            let xs = by_low.get(&(e.ty.width(), inputs::fingerprint(&e.vals)))?;
+            // A cast that only changes the type at the root is covered by
+            // the rule for what is under it.
+            if matches!(&e.node, halide::HNode::Op { op, generics, .. } if halide::weight(op, generics) == 0) || halide::casts_a_variable(&hp, i as u32) {
+                return None;
+            }
+            // One Halide op lowers to any x86 term. A term of several ops
+            // is worth a rule of its own only when one instruction does it
+            // all (a fusion, like vpmaddwd for a reduce of a widening
+            // multiply); otherwise the rules of its parts, chained, cover it.
+            // An x86 term that ignores an input shows the Halide term does
+            // too: an identity for the simplifier, not a lowering.
+            let xs: Vec<u32> = xs
+                .iter()
+                .copied()
+                .filter(|&x| xp.entries[x as usize].vars == all_vars && (e.size <= 1 || xp.entries[x as usize].cost == 1))
+                .take(cfg.max_tries)
+                .collect();
+            (!xs.is_empty()).then_some((i as u32, xs))
+        })
+        .collect();
+    res.matched = candidates.len();
+
+    // Variables are renamed by first occurrence, so sub(b, a) and sub(a, b)
+    // are one left side; it is proved once, for the first found.
+    let mut lhs_seen = BTreeSet::new();
+    let candidates: Vec<(u32, Vec<u32>)> = candidates.into_iter().filter(|(h, _)| lhs_seen.insert(lhs_text(&hp, *h))).collect();
+    let libs = Libraries { x86: inp.x86, halide: inp.halide };
+    let outcomes: Vec<Outcome> = candidates.par_iter().with_max_len(1).map(|(h, xs)| prove_candidate(inp, &libs, &hp, xp, full_inputs, &sig, *h, xs)).collect();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for o in outcomes {
+        res.proofs += o.proofs;
+        res.refuted += o.refuted;
+        res.unknown += o.unknown;
+        if let Some(mut r) = o.rule {
+            let n = names.entry(r.name.clone()).or_insert(0);
+            *n += 1;
+            if *n > 1 {
+                let unique = format!("{}.{}", r.name, n);
+                r.text = r.text.replace(&format!(":name \"{}\"", r.name), &format!(":name \"{unique}\""));
+                r.name = unique;
+            }
+            res.rules.push(r);
+        }
+    }
+    Ok(res)
+}
+
+struct Outcome {
+    proofs: usize,
+    refuted: usize,
+    unknown: usize,
+    rule: Option<ProvedRule>,
+}
+
+/// The whole-lane values of Halide entry `i` on the full inputs, or `None`
+/// if some op does not instantiate at full lanes.
+fn full_values(halide: &SpecLibrary, hp: &HPool, i: u32, full: &[Vec<BitVec>]) -> Option<Vec<BitVec>> {
+    let e = &hp.entries[i as usize];
+    match &e.node {
+        halide::HNode::Var(k) => Some(full.iter().map(|c| c[*k].clone()).collect()),
+        halide::HNode::Const(v) => {
+            let lane = BitVec::from_i128(e.ty.bits, *v);
+            let mut word = BitVec::zero(e.ty.width());
+            for l in 0..e.ty.lanes {
+                for b in 0..e.ty.bits {
+                    if lane.bit(b) {
+                        word.set_bit(l * e.ty.bits + b, true);
+                    }
+                }
+            }
+            Some(vec![word; full.len()])
+        }
+        halide::HNode::Op { op, generics, args } => {
+            let (_, sem) = halide.instantiate(op, generics).ok()?;
+            let argv: Vec<Vec<BitVec>> = args.iter().map(|&a| full_values(halide, hp, a, full)).collect::<Option<_>>()?;
+            (0..full.len()).map(|c| sem.eval(&argv.iter().map(|v| &v[c]).collect::<Vec<_>>()).ok()).collect()
+        }
+    }
+}
+
+/// Variable names by first occurrence in Halide term `h`.
+fn namer(hp: &HPool, h: u32) -> impl Fn(usize) -> String {
+    let mut order = Vec::new();
+    halide::var_order(hp, h, &mut order);
+    move |k: usize| format!("?{}", ["a", "b", "c"][order.iter().position(|&v| v == k).unwrap_or(k)])
+}
+
+fn lhs_text(hp: &HPool, h: u32) -> String {
+    halide::render(hp, h, &namer(hp, h))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full: &[Vec<BitVec>], sig: &[HTy], h: u32, xs: &[u32]) -> Outcome {
+    let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, rule: None };
+    let Some(hv) = full_values(inp.halide, hp, h, full) else { return o };
+    let name = namer(hp, h);
+    let lhs = halide::render(hp, h, &name);
+    let mut hops = Vec::new();
+    halide::ops(hp, h, &mut hops);
+    for &x in xs {
+        // The low halves met; the whole results must too before Z3 is asked.
+        if x86::values(xp, x, full).as_ref() != Some(&hv) {
+            continue;
+        }
+        let rhs = x86::render(xp, x, &name);
+        let mut ins = Vec::new();
+        x86::instrs_of(xp, x, &mut ins);
+        let inames: Vec<&str> = ins.iter().map(|&k| xp.instrs[k as usize].name.as_str()).collect();
+        let classes: Vec<&str> = ins.iter().map(|&k| xp.instrs[k as usize].class.as_str()).collect();
+        let rule_name = format!(
+            "enum.{}.{}.{}",
+            hops.join("-"),
+            hp.entries[h as usize].ty.short(),
+            inames.iter().map(|n| n.trim_start_matches('_')).collect::<Vec<_>>().join("-")
+        );
+        let text = format!("(rewrite {lhs} {rhs} :name \"{rule_name}\" :ruleset x86)");
+        o.proofs += 1;
+        match audit(inp, libs, &text) {
+            Ok(Verdict::Proved) => {
+                let provenance = format!(
+                    "enumerate: Halide [{}] depth {} ({}) = x86 depth {} ({}; classes {})",
+                    sig_text(sig),
+                    hp.entries[h as usize].depth,
+                    hops.join(" "),
+                    xp.entries[x as usize].depth,
+                    inames.join(" "),
+                    classes.join(" ")
+                );
+                o.rule = Some(ProvedRule { name: rule_name, provenance, text });
+                return o;
+            }
+            Ok(Verdict::Refuted | Verdict::EncoderMismatch) => o.refuted += 1,
+            // Unknown (a timeout) is never a proof; inapplicable cannot
+            // happen for a concrete rule but is not one either.
+            Ok(_) | Err(_) => o.unknown += 1,
+        }
+    }
+    o
+}
+
+/// The verifier's verdict on one concrete rule: every instantiation proved
+/// or the first that is not.
+fn audit(inp: &Inputs, libs: &Libraries, text: &str) -> Result<Verdict, String> {
+    use misaal_verifier::audit::{load_rules, plan, run_job};
+    let rules = load_rules("enumerate", text, libs, inp.audit).map_err(|d| d.to_string())?;
+    let jobs = plan(&rules, inp.audit).map_err(|(_, e)| e)?;
+    if jobs.is_empty() {
+        return Ok(Verdict::Inapplicable);
+    }
+    for j in &jobs {
+        let r = run_job(libs, j, inp.audit, inp.cache);
+        if r.verdict != Verdict::Proved {
+            return Ok(r.verdict);
+        }
+    }
+    Ok(Verdict::Proved)
+}
+
+/// The rule file for some unit results (in unit order), with a header that
+/// depends only on the configuration and the rules, so that merged shards
+/// and a whole run write the same bytes.
+pub fn render_rules(cfg: &Config, units: &[UnitResult]) -> String {
+    let count: usize = units.iter().map(|u| u.rules.len()).sum();
+    let mut s = String::new();
+    s.push_str("; Lowering rules synthesized by `misaal synth --phase enumerate`: Halide IR\n");
+    s.push_str("; terms and x86 instruction terms enumerated bottom-up, matched by their\n");
+    s.push_str("; outputs on fixed inputs, each pair proved by the verifier (Z3) before it\n");
+    s.push_str("; is written. Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n");
+    s.push_str(&format!(
+        "; Halide depth {} (at most {} ops), x86 depth {}, {} fingerprint cases, seed {:#x}; {} units, {count} rules.\n",
+        cfg.halide_depth,
+        cfg.halide_max_size,
+        cfg.x86_depth,
+        cfg.cases,
+        cfg.seed,
+        cfg.signatures.len()
+    ));
+    s.push_str("(ruleset x86)\n");
+    for u in units {
+        if u.rules.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n; == [{}] ==\n", u.sig));
+        for r in &u.rules {
+            s.push_str(&format!("; {}\n{}\n", r.provenance, r.text));
+        }
+    }
+    s
+}

@@ -1,0 +1,306 @@
+//! Bottom-up enumeration of x86 instruction terms over 128-bit inputs, on
+//! full vectors. Depth 1 applies every verified instruction to the inputs
+//! (immediates from a small set); depth 2 applies an instruction to depth-1
+//! terms, but only where the relevance sets or the lane types say the two
+//! can meet: the inner instruction's class is relevant to the outer's (or
+//! the other way round), they are of one class, they work on lanes of one
+//! width, or one is a whole-register (bitwise) operation; and two inner
+//! instructions are one instruction or read the same inputs. Operands of an
+//! instruction found commutative on the fingerprint inputs come in one
+//! order. Terms equal on every input keep the first (fewest instructions).
+
+use super::inputs::fingerprint;
+use misaal_isa::ast::Ty;
+use misaal_isa::{BitVec, Semantics};
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Immediate operands tried: the shift counts Halide code uses at each
+/// element width (1 and E-1).
+pub const IMMEDIATES: &[i128] = &[1, 7, 15, 31, 63];
+
+/// One usable instruction.
+pub struct XInstr {
+    pub name: String,
+    pub class: String,
+    pub sem: Arc<Semantics>,
+    /// Per parameter: `Some(width)` for a vector operand, `None` for an immediate.
+    pub params: Vec<(Option<u32>, u32)>,
+    /// Output lane width when all lanes are one width and there are several;
+    /// `None` for whole-register operations.
+    pub lane_bits: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub enum XArg {
+    Term(u32),
+    Imm(i128),
+}
+
+#[derive(Clone, Debug)]
+pub enum XNode {
+    Var(usize),
+    Instr { instr: u32, args: Vec<XArg> },
+}
+
+#[derive(Clone, Debug)]
+pub struct XEntry {
+    pub node: XNode,
+    pub width: u32,
+    /// Full-width values, one per fingerprint case; empty at the last depth,
+    /// where no term is built on them (see [`values`]), to save memory.
+    pub vals: Vec<BitVec>,
+    /// Fingerprint of the low half of each value: what a Halide term at
+    /// reduced lanes is compared with.
+    pub low_fp: u64,
+    pub depth: u8,
+    /// Instructions in the term.
+    pub cost: u8,
+    pub vars: u8,
+}
+
+pub struct XPool {
+    pub instrs: Vec<XInstr>,
+    pub entries: Vec<XEntry>,
+    pub evaluated: usize,
+    /// Depth-2 applications left out because the cap was reached.
+    pub truncated: usize,
+}
+
+/// Instructions the enumeration can use: vector operands of 128 or 256
+/// bits and immediates, no masks. `class_of` names each one's class.
+pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<String>) -> Vec<XInstr> {
+    let mut out = Vec::new();
+    for (i, s) in lib.iter() {
+        let mut params = Vec::new();
+        let mut ok = true;
+        for p in &i.params {
+            match p.ty {
+                Ty::Bv(w) if w == 128 || w == 256 => params.push((Some(w), w)),
+                Ty::Imm(w) => params.push((None, w)),
+                _ => ok = false,
+            }
+        }
+        if !ok || params.is_empty() || !(s.result_width == 128 || s.result_width == 256) {
+            continue;
+        }
+        let lane_bits = {
+            let w = s.lanes[0].width;
+            (s.lanes.len() > 1 && s.lanes.iter().all(|l| l.width == w)).then_some(w)
+        };
+        let class = class_of(&i.name).unwrap_or_else(|| i.name.clone());
+        out.push(XInstr { name: i.name.clone(), class, sem: s.clone(), params, lane_bits });
+    }
+    out
+}
+
+pub struct XLimits {
+    pub depth: u8,
+    /// Most depth-2 applications evaluated (a deterministic cut, reported).
+    pub max_apps: usize,
+}
+
+/// Enumerates over `arity` 128-bit variables on `inputs` (full width).
+/// `relevant(outer_class, inner_class)` is the relevance relation.
+pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, relevant: &dyn Fn(&str, &str) -> bool, limits: &XLimits) -> XPool {
+    let mut pool = XPool { instrs, entries: Vec::new(), evaluated: 0, truncated: 0 };
+    let mut seen: HashSet<(u32, u64)> = HashSet::new();
+    for k in 0..arity {
+        let vals: Vec<BitVec> = inputs.iter().map(|c| c[k].clone()).collect();
+        seen.insert((128, fingerprint(&vals)));
+        let low_fp = low_fingerprint(&vals);
+        pool.entries.push(XEntry { node: XNode::Var(k), width: 128, vals, depth: 0, cost: 0, vars: 1 << k, low_fp });
+    }
+    let mut commutative: HashSet<u32> = HashSet::new();
+    for d in 1..=limits.depth {
+        let mut apps: Vec<(u32, Vec<XArg>)> = Vec::new();
+        let n = pool.entries.len() as u32;
+        for (k, ins) in pool.instrs.iter().enumerate() {
+            let k = k as u32;
+            // Choices per parameter.
+            let choices: Vec<Vec<XArg>> = ins
+                .params
+                .iter()
+                .map(|&(vec, w)| match vec {
+                    Some(vw) => (0..n)
+                        .filter(|&t| {
+                            let e = &pool.entries[t as usize];
+                            e.width == vw
+                                && e.depth < d
+                                && match &e.node {
+                                    XNode::Var(_) => true,
+                                    XNode::Instr { instr, .. } => {
+                                        let inner = &pool.instrs[*instr as usize];
+                                        inner.class == ins.class
+                                            || relevant(&ins.class, &inner.class)
+                                            || relevant(&inner.class, &ins.class)
+                                            || inner.lane_bits.is_none()
+                                            || ins.lane_bits.is_none()
+                                            || inner.lane_bits == ins.lane_bits
+                                    }
+                                }
+                        })
+                        .map(XArg::Term)
+                        .collect(),
+                    None => IMMEDIATES.iter().filter(|&&v| w >= 127 || v < (1i128 << w)).map(|&v| XArg::Imm(v)).collect(),
+                })
+                .collect();
+            if choices.iter().any(|c| c.is_empty()) {
+                continue;
+            }
+            let two_vectors: Vec<usize> = ins.params.iter().enumerate().filter(|(_, p)| p.0.is_some()).map(|(i, _)| i).collect();
+            let mut idx = vec![0usize; choices.len()];
+            'combos: loop {
+                let args: Vec<XArg> = idx.iter().zip(&choices).map(|(&i, c)| c[i].clone()).collect();
+                let terms: Vec<u32> = args.iter().filter_map(|a| if let XArg::Term(t) = a { Some(*t) } else { None }).collect();
+                let deepest = terms.iter().map(|&t| pool.entries[t as usize].depth).max().unwrap_or(0);
+                let ordered = !(commutative.contains(&k) && two_vectors.len() == 2 && terms.len() == 2 && terms[0] > terms[1]);
+                if deepest + 1 == d && ordered && siblings(&pool, &terms) {
+                    if d >= 2 && apps.len() >= limits.max_apps {
+                        pool.truncated += 1;
+                    } else {
+                        apps.push((k, args));
+                    }
+                }
+                // Next combination (odometer).
+                for p in (0..idx.len()).rev() {
+                    idx[p] += 1;
+                    if idx[p] < choices[p].len() {
+                        continue 'combos;
+                    }
+                    idx[p] = 0;
+                }
+                break;
+            }
+        }
+        let entries = &pool.entries;
+        let instrs = &pool.instrs;
+        let cases = inputs.len();
+        let evaluated: Vec<Option<Vec<BitVec>>> = apps
+            .par_iter()
+            .map(|(k, args)| {
+                let ins = &instrs[*k as usize];
+                (0..cases)
+                    .map(|c| {
+                        let ops: Vec<BitVec> = args
+                            .iter()
+                            .zip(&ins.params)
+                            .map(|(a, &(_, w))| match a {
+                                XArg::Term(t) => entries[*t as usize].vals[c].clone(),
+                                XArg::Imm(v) => BitVec::from_i128(w, *v),
+                            })
+                            .collect();
+                        ins.sem.eval(&ops).ok()
+                    })
+                    .collect()
+            })
+            .collect();
+        pool.evaluated += apps.len();
+        let mut by_args: HashMap<(u32, Vec<u32>), u64> = HashMap::new();
+        for ((k, args), vals) in apps.into_iter().zip(evaluated) {
+            let Some(vals) = vals else { continue };
+            let fp = fingerprint(&vals);
+            let terms: Vec<u32> = args.iter().filter_map(|a| if let XArg::Term(t) = a { Some(*t) } else { None }).collect();
+            if d == 1 && args.iter().all(|a| matches!(a, XArg::Term(_))) {
+                by_args.insert((k, terms.clone()), fp);
+            }
+            if vals.iter().all(|v| *v == vals[0]) {
+                continue;
+            }
+            let width = vals[0].width();
+            if !seen.insert((width, fp)) {
+                continue;
+            }
+            let mut cost = 1u8;
+            let mut vars = 0u8;
+            for &t in &terms {
+                cost = cost.saturating_add(pool.entries[t as usize].cost);
+                vars |= pool.entries[t as usize].vars;
+            }
+            let low_fp = low_fingerprint(&vals);
+            let vals = if d == limits.depth { Vec::new() } else { vals };
+            pool.entries.push(XEntry { node: XNode::Instr { instr: k, args }, width, vals, depth: d, cost, vars, low_fp });
+        }
+        // An instruction whose two vector operands swap without changing a
+        // value on the inputs is taken as commutative from here on.
+        if d == 1 && arity >= 2 {
+            for ((k, terms), fp) in &by_args {
+                if terms.len() == 2 && terms[0] == 0 && terms[1] == 1 && by_args.get(&(*k, vec![1, 0])) == Some(fp) {
+                    commutative.insert(*k);
+                }
+            }
+        }
+    }
+    pool
+}
+
+fn low_fingerprint(vals: &[BitVec]) -> u64 {
+    fingerprint(vals.iter().map(|v| v.truncate(v.width() / 2)).collect::<Vec<_>>().iter())
+}
+
+/// The values of entry `i` on `inputs` (stored or recomputed).
+pub fn values(pool: &XPool, i: u32, inputs: &[Vec<BitVec>]) -> Option<Vec<BitVec>> {
+    let e = &pool.entries[i as usize];
+    if !e.vals.is_empty() {
+        return Some(e.vals.clone());
+    }
+    let XNode::Instr { instr, args } = &e.node else { return None };
+    let ins = &pool.instrs[*instr as usize];
+    let argv: Vec<Option<Vec<BitVec>>> = args.iter().map(|a| if let XArg::Term(t) = a { values(pool, *t, inputs) } else { None }).collect();
+    (0..inputs.len())
+        .map(|c| {
+            let ops: Vec<BitVec> = args
+                .iter()
+                .zip(&ins.params)
+                .zip(&argv)
+                .map(|((a, &(_, w)), v)| match a {
+                    XArg::Term(_) => v.as_ref().map(|v| v[c].clone()),
+                    XArg::Imm(x) => Some(BitVec::from_i128(w, *x)),
+                })
+                .collect::<Option<_>>()?;
+            ins.sem.eval(&ops).ok()
+        })
+        .collect()
+}
+
+/// Instruction operands of one application: at most one, or all of one
+/// instruction (cvt(a) + cvt(b)), or all reading the same inputs
+/// (max(a, b) - min(a, b)). Pairs of unrelated inner terms are what makes
+/// depth 2 quadratic; these two shapes are the ones lowerings use.
+fn siblings(pool: &XPool, terms: &[u32]) -> bool {
+    let inner: Vec<&XEntry> = terms.iter().map(|&t| &pool.entries[t as usize]).filter(|e| matches!(e.node, XNode::Instr { .. })).collect();
+    let instr = |e: &XEntry| if let XNode::Instr { instr, .. } = e.node { instr } else { u32::MAX };
+    inner.len() < 2 || inner.iter().all(|e| instr(e) == instr(inner[0])) || inner.iter().all(|e| e.vars == inner[0].vars)
+}
+
+/// The rule-language text of entry `i`.
+pub fn render(pool: &XPool, i: u32, name: &dyn Fn(usize) -> String) -> String {
+    match &pool.entries[i as usize].node {
+        XNode::Var(k) => name(*k),
+        XNode::Instr { instr, args } => {
+            let mut s = format!("(x86 {}", pool.instrs[*instr as usize].name);
+            for a in args {
+                s.push(' ');
+                match a {
+                    XArg::Term(t) => s.push_str(&render(pool, *t, name)),
+                    XArg::Imm(v) => s.push_str(&v.to_string()),
+                }
+            }
+            s.push(')');
+            s
+        }
+    }
+}
+
+/// The instructions of a term, outermost first.
+pub fn instrs_of(pool: &XPool, i: u32, out: &mut Vec<u32>) {
+    if let XNode::Instr { instr, args } = &pool.entries[i as usize].node {
+        out.push(*instr);
+        for a in args {
+            if let XArg::Term(t) = a {
+                instrs_of(pool, *t, out);
+            }
+        }
+    }
+}

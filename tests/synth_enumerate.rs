@@ -1,0 +1,223 @@
+//! Enumeration (`misaal synth --phase enumerate`): the classic x86 lowerings
+//! are rediscovered from the semantics alone, every rule it writes is
+//! proved again by the verifier on its own, and sharded or interrupted runs
+//! merge to the whole run byte for byte.
+
+use misaal_isa::{SpecLibrary, StatusTable};
+use misaal_synth::enumerate::driver::{RunOptions, merge, run_shard};
+use misaal_synth::enumerate::halide::HTy;
+use misaal_synth::enumerate::{Config, Inputs, Shard, UnitResult, X86Pools, render_rules, run_unit};
+use misaal_verifier::audit::{AuditConfig, Libraries, VerdictCache, Verdict, load_rules, plan, run_job};
+use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock};
+
+struct World {
+    x86: SpecLibrary,
+    halide: SpecLibrary,
+    classes: misaal_datalog::ClassSet,
+    relevant: BTreeSet<(String, String)>,
+}
+
+/// The verified x86 specs (what `misaal synth` reads), their classes and
+/// relevance sets, and the Halide ops.
+fn world() -> &'static World {
+    static W: OnceLock<World> = OnceLock::new();
+    W.get_or_init(|| {
+        let dir = misaal_isa::bundled_spec_dir("x86");
+        let mut x86 = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
+        let status = StatusTable::load(&StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}"));
+        x86.retain_verified(&status);
+        let classes = misaal_datalog::classify(&x86);
+        let relevant = misaal_datalog::relevance(&x86, &classes).into_iter().map(|r| (r.class, r.relevant_class)).collect();
+        let halide = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
+        World { x86, halide, classes, relevant }
+    })
+}
+
+fn ty(s: &str) -> HTy {
+    HTy::parse(s).unwrap_or_else(|| panic!("bad type {s}"))
+}
+
+fn config(sigs: &[&[&str]], halide_depth: u8, x86_depth: u8) -> Config {
+    Config {
+        halide_depth,
+        halide_max_size: if halide_depth == 1 { 1 } else { 3 },
+        x86_depth,
+        signatures: sigs.iter().map(|s| s.iter().map(|t| ty(t)).collect()).collect(),
+        ..Config::default()
+    }
+}
+
+/// Runs `f` with the enumeration's inputs; the verdict cache is in memory
+/// only, so every proof here is made afresh.
+fn with_inputs<R>(f: impl FnOnce(&Inputs) -> R) -> R {
+    let w = world();
+    let class_of = |n: &str| w.classes.class_of(n).map(|(c, _)| c.name.clone());
+    let audit = AuditConfig::default();
+    let cache = Mutex::new(VerdictCache::default());
+    let inp = Inputs { x86: &w.x86, halide: &w.halide, class_of: &class_of, relevant: &w.relevant, audit: &audit, cache: &cache };
+    f(&inp)
+}
+
+fn unit(cfg: &Config, index: usize) -> UnitResult {
+    with_inputs(|inp| run_unit(inp, cfg, &mut X86Pools::new(), index).expect("unit runs"))
+}
+
+/// The right side of the rule whose left side is `lhs`, if one was found.
+fn rhs_of<'a>(r: &'a UnitResult, lhs: &str) -> Option<&'a str> {
+    let head = format!("(rewrite {lhs} ");
+    r.rules.iter().find_map(|x| x.text.strip_prefix(&head)).map(|rest| rest.split(" :name").next().expect("a name"))
+}
+
+/// Proves a rule file's rules again, from scratch, the way `misaal verify`
+/// does; returns the first rule that is not proved.
+fn reverify(text: &str) -> Result<usize, String> {
+    let w = world();
+    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let cfg = AuditConfig::default();
+    let cache = Mutex::new(VerdictCache::default());
+    let rules = load_rules("enumerated.egg", text, &libs, &cfg).map_err(|d| d.to_string())?;
+    let jobs = plan(&rules, &cfg).map_err(|(_, e)| e)?;
+    for j in &jobs {
+        let r = run_job(&libs, j, &cfg, &cache);
+        if r.verdict != Verdict::Proved {
+            return Err(format!("{} [{}]: {} {}", r.rule, r.instantiation, r.verdict.label(), r.counterexample));
+        }
+    }
+    Ok(rules.len())
+}
+
+#[test]
+fn depth_two_rediscovers_vpavgw_for_the_rounding_average_of_u16_and_proves_it() {
+    let cfg = config(&[&["u16x8", "u16x8"]], 2, 1);
+    let r = unit(&cfg, 0);
+    assert_eq!(rhs_of(&r, "(rounding_halving_add (u 16 8) ?a ?b)"), Some("(x86 _mm_avg_epu16 ?a ?b)"), "{:#?}", r.rules.iter().map(|x| &x.text).collect::<Vec<_>>());
+    // The rule as written, alone, proves again.
+    let rule = r.rules.iter().find(|x| x.text.contains("rounding_halving_add (u 16 8) ?a ?b)")).expect("the rule");
+    assert!(rule.provenance.contains("avg"), "{}", rule.provenance);
+    assert_eq!(reverify(&format!("(ruleset x86)\n{}\n", rule.text)), Ok(1));
+    // Unsigned saturating add and sub and the high half of a product, too.
+    assert_eq!(rhs_of(&r, "(saturating_add (u 16 8) ?a ?b)"), Some("(x86 _mm_adds_epu16 ?a ?b)"));
+    assert_eq!(rhs_of(&r, "(saturating_sub (u 16 8) ?a ?b)"), Some("(x86 _mm_subs_epu16 ?a ?b)"));
+    assert_eq!(rhs_of(&r, "(mul_shift_right (u 16 8) ?a ?b (broadcast (u 16 8) 16))"), Some("(x86 _mm_mulhi_epu16 ?a ?b)"));
+}
+
+#[test]
+fn rediscovers_vpmaddwd_vpmulhw_and_signed_saturation_on_i16() {
+    let cfg = config(&[&["i16x8", "i16x8"]], 2, 1);
+    let r = unit(&cfg, 0);
+    let texts: Vec<&String> = r.rules.iter().map(|x| &x.text).collect();
+    // vpmaddwd: a pairwise reduce-add of a widening multiply (two Halide ops, one instruction).
+    assert_eq!(rhs_of(&r, "(vector_reduce_add (i 32 4) 2 (widening_mul (i 16 8) 1 ?a ?b))"), Some("(x86 _mm_madd_epi16 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r, "(mul_shift_right (i 16 8) ?a ?b (broadcast (i 16 8) 16))"), Some("(x86 _mm_mulhi_epi16 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r, "(saturating_add (i 16 8) ?a ?b)"), Some("(x86 _mm_adds_epi16 ?a ?b)"));
+    assert_eq!(rhs_of(&r, "(saturating_sub (i 16 8) ?a ?b)"), Some("(x86 _mm_subs_epi16 ?a ?b)"));
+    // Rounding mul-shift by 15 is not vpmulhrsw (Halide saturates
+    // -32768 * -32768, the instruction does not): no such one-instruction rule.
+    assert_eq!(rhs_of(&r, "(rounding_mul_shift_right (i 16 8) ?a ?b (broadcast (i 16 8) 15))"), None, "{texts:#?}");
+    // Everything the unit proved proves again from its text.
+    let file = render_rules(&cfg, std::slice::from_ref(&r));
+    assert_eq!(reverify(&file), Ok(r.rules.len()));
+}
+
+#[test]
+fn x86_depth_two_finds_absd_and_widening_adds_on_u8() {
+    // Depth 2 over all verified instructions takes minutes; these are the
+    // instructions of the known lowerings, plus decoys of the same lanes.
+    let mut cfg = config(&[&["u8x16", "u8x16"]], 1, 2);
+    let only = "_mm_add_epi8 _mm_sub_epi8 _mm_max_epu8 _mm_min_epu8 _mm_subs_epu8 _mm_adds_epu8 _mm_or_si128 _mm_xor_si128 _mm_avg_epu8 \
+                _mm_cmpeq_epi8 _mm256_cvtepu8_epi16 _mm256_cvtepi8_epi16 _mm256_add_epi16 _mm256_sub_epi16 _mm256_mullo_epi16";
+    cfg.x86_only = Some(only.split_whitespace().map(String::from).collect());
+    let r = unit(&cfg, 0);
+    let texts: Vec<&String> = r.rules.iter().map(|x| &x.text).collect();
+    assert_eq!(rhs_of(&r, "(rounding_halving_add (u 8 16) ?a ?b)"), Some("(x86 _mm_avg_epu8 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r, "(widening_add (u 8 16) ?a ?b)"), Some("(x86 _mm256_add_epi16 (x86 _mm256_cvtepu8_epi16 ?a) (x86 _mm256_cvtepu8_epi16 ?b))"), "{texts:#?}");
+    // absd of u8 in three instructions (which three is the enumeration's choice).
+    let absd = rhs_of(&r, "(absd (u 8 16) ?a ?b)").unwrap_or_else(|| panic!("no absd rule: {texts:#?}"));
+    assert_eq!(absd.matches("(x86 ").count(), 3, "{absd}");
+    let file = render_rules(&cfg, std::slice::from_ref(&r));
+    assert_eq!(reverify(&file), Ok(r.rules.len()));
+}
+
+/// A rule the verifier refutes is never written: a unit whose only x86
+/// candidates are wrong for its Halide terms yields no rule for them.
+#[test]
+fn nothing_unproved_is_written() {
+    let cfg = config(&[&["i16x8", "i16x8"]], 1, 1);
+    let r = unit(&cfg, 0);
+    for rule in &r.rules {
+        assert_eq!(reverify(&format!("(ruleset x86)\n{}\n", rule.text)), Ok(1), "{}", rule.text);
+    }
+    assert!(r.proofs >= r.rules.len());
+}
+
+fn small() -> Config {
+    config(&[&["u8x16"], &["u16x8", "u16x8"], &["i16x8"], &["i32x4", "i32x4"], &["u8x16", "i8x16"]], 1, 1)
+}
+
+#[test]
+fn shards_merged_equal_the_whole_run() {
+    let cfg = small();
+    let dir = std::env::temp_dir().join(format!("misaal-enum-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let quiet = |_: &UnitResult, _: f64| {};
+    let names: Vec<String> = world().x86.instrs().iter().map(|i| i.name.clone()).collect();
+    let digest = cfg.digest(&names);
+    let whole = with_inputs(|inp| {
+        let ck = dir.join("whole.ckpt");
+        let opts = RunOptions { shard: Shard::WHOLE, checkpoint: &ck, resume: false, digest: digest.clone(), max_units: None, on_unit: &quiet };
+        run_shard(inp, &cfg, &opts).expect("whole").0
+    });
+    let whole_text = render_rules(&cfg, &whole.units.values().cloned().collect::<Vec<_>>());
+    assert!(whole_text.matches("(rewrite").count() > 10, "{whole_text}");
+    let shards: Vec<_> = (0..3)
+        .map(|k| {
+            with_inputs(|inp| {
+                let ck = dir.join(format!("s{k}.ckpt"));
+                let opts = RunOptions { shard: Shard { k, n: 3 }, checkpoint: &ck, resume: false, digest: digest.clone(), max_units: None, on_unit: &quiet };
+                (format!("shard {k}"), run_shard(inp, &cfg, &opts).expect("shard").0)
+            })
+        })
+        .collect();
+    // Shards hold disjoint units.
+    assert_eq!(shards.iter().map(|(_, c)| c.units.len()).sum::<usize>(), cfg.signatures.len());
+    let merged = merge(&cfg, &digest, shards.clone()).expect("merge");
+    assert_eq!(render_rules(&cfg, &merged), whole_text);
+    // A missing shard or a foreign checkpoint is an error, not a shorter file.
+    assert!(merge(&cfg, &digest, shards[..2].to_vec()).is_err());
+    assert!(merge(&cfg, "0000", shards).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_rules() {
+    let cfg = small();
+    let dir = std::env::temp_dir().join(format!("misaal-enum-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let quiet = |_: &UnitResult, _: f64| {};
+    let names: Vec<String> = world().x86.instrs().iter().map(|i| i.name.clone()).collect();
+    let digest = cfg.digest(&names);
+    let ck = dir.join("run.ckpt");
+    let run = |resume: bool, max_units: Option<usize>| {
+        with_inputs(|inp| {
+            let opts = RunOptions { shard: Shard::WHOLE, checkpoint: &ck, resume, digest: digest.clone(), max_units, on_unit: &quiet };
+            run_shard(inp, &cfg, &opts).expect("run").0
+        })
+    };
+    // Stopped after two units: the checkpoint on disk holds exactly those.
+    let first = run(false, Some(2));
+    assert_eq!(first.units.len(), 2);
+    let on_disk = misaal_synth::enumerate::checkpoint::Checkpoint::load(&ck).expect("checkpoint");
+    assert_eq!(on_disk, first);
+    let resumed = run(true, None);
+    let whole = run(false, None);
+    let text = |c: &misaal_synth::enumerate::checkpoint::Checkpoint| render_rules(&cfg, &c.units.values().cloned().collect::<Vec<_>>());
+    assert_eq!(text(&resumed), text(&whole));
+    // A checkpoint of another configuration is refused.
+    let other = with_inputs(|inp| {
+        let opts = RunOptions { shard: Shard::WHOLE, checkpoint: &ck, resume: true, digest: "other".into(), max_units: None, on_unit: &quiet };
+        run_shard(inp, &cfg, &opts).map(|_| ())
+    });
+    assert!(other.is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
