@@ -48,9 +48,12 @@ struct SynthArgs {
     /// by fingerprint, proved lowering rules). Abstraction is not built.
     #[arg(long)]
     phase: Option<String>,
-    /// enumerate: the deepest Halide term (x86 terms go to depth 2).
+    /// enumerate: the deepest Halide term (default 3).
     #[arg(long)]
     depth: Option<u8>,
+    /// enumerate: the deepest x86 term (default 2; 1 is a quick run).
+    #[arg(long)]
+    x86_depth: Option<u8>,
     /// enumerate: run only shard K of N (units with index % N == K).
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,

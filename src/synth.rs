@@ -9,6 +9,19 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
+    let enumerate_flags = [
+        ("--depth", args.depth.is_some()),
+        ("--x86-depth", args.x86_depth.is_some()),
+        ("--shard", args.shard.is_some()),
+        ("--resume", args.resume),
+        ("--jobs", args.jobs.is_some()),
+        ("--merge", args.merge.is_some()),
+    ];
+    if args.phase.as_deref() != Some("enumerate")
+        && let Some((flag, _)) = enumerate_flags.iter().find(|(_, set)| *set)
+    {
+        return Err(format!("error: {flag} is an option of --phase enumerate"));
+    }
     match args.phase.as_deref() {
         Some("relevance") => {}
         Some("swizzles") => return swizzles(&args),
@@ -159,8 +172,8 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
 fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
     use misaal_synth::enumerate::{self as en, Shard, checkpoint};
     let t0 = Instant::now();
-    for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some()), ("--depth", args.depth.is_some())] {
-        if set && args.merge.is_some() && flag != "--depth" {
+    for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some())] {
+        if set && args.merge.is_some() {
             return Err(format!("error: --merge combines finished shards; {flag} does not go with it"));
         }
     }
@@ -172,6 +185,12 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         cfg.halide_depth = d;
         // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
         cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
+    }
+    if let Some(d) = args.x86_depth {
+        if !(1..=2).contains(&d) {
+            return Err(format!("error: --x86-depth {d}: x86 terms go to depth 1 or 2"));
+        }
+        cfg.x86_depth = d;
     }
     let lib = load_verified(&args.spec, args.include_unverified)?;
     let names: Vec<String> = lib.instrs().iter().map(|i| i.name.clone()).collect();

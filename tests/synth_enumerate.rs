@@ -221,3 +221,114 @@ fn an_interrupted_run_resumes_to_the_same_rules() {
     assert!(other.is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// The command line: the same guarantees through `misaal synth`, with a quick
+// configuration (x86 depth 1) so that each run takes seconds.
+
+fn misaal() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+}
+
+fn quick(out: &std::path::Path) -> std::process::Command {
+    let mut c = misaal();
+    c.args(["synth", "--target", "x86", "--phase", "enumerate", "--depth", "2", "--x86-depth", "1", "--out-dir"]).arg(out);
+    c
+}
+
+fn run_ok(c: &mut std::process::Command) -> String {
+    let o = c.output().expect("misaal runs");
+    assert!(o.status.success(), "{:?}\n{}{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("misaal-enum-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The whole quick run's rule file, made once.
+fn whole_cli() -> &'static str {
+    static W: OnceLock<String> = OnceLock::new();
+    W.get_or_init(|| {
+        let d = scratch("whole");
+        let out = run_ok(&mut quick(&d));
+        assert!(out.contains("rules proved"), "{out}");
+        let text = std::fs::read_to_string(d.join("x86_enumerated.egg")).expect("rule file");
+        let csv = std::fs::read_to_string(d.join("synth_x86.csv")).expect("phase csv");
+        assert!(csv.lines().any(|l| l.starts_with("enumerate,")), "{csv}");
+        text
+    })
+}
+
+#[test]
+fn cli_shards_merged_equal_the_whole_file() {
+    let d = scratch("shards");
+    for k in 0..2 {
+        run_ok(quick(&d).args(["--shard", &format!("{k}/2")]));
+    }
+    run_ok(quick(&d).args(["--merge", "2"]));
+    let merged = std::fs::read_to_string(d.join("x86_enumerated.egg")).expect("merged file");
+    assert_eq!(merged, whole_cli());
+    assert!(merged.contains("(rewrite (rounding_halving_add (u 16 8) ?a ?b) (x86 _mm_avg_epu16 ?a ?b)"), "{merged}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn cli_killed_run_resumes_to_the_whole_file() {
+    let d = scratch("kill");
+    let ck = d.join("x86_enumerate.0-of-1.ckpt");
+    let mut child = quick(&d).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("spawn");
+    // Kill it as soon as one unit is checkpointed (or let it finish if it is quicker than the poll).
+    let t = std::time::Instant::now();
+    let mut killed = false;
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if let Ok(cp) = misaal_synth::enumerate::checkpoint::Checkpoint::load(&ck)
+            && !cp.units.is_empty()
+        {
+            child.kill().expect("kill");
+            let _ = child.wait();
+            killed = true;
+            break;
+        }
+        assert!(t.elapsed().as_secs() < 300, "no checkpoint after 5 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let before = misaal_synth::enumerate::checkpoint::Checkpoint::load(&ck).expect("a whole checkpoint after the kill");
+    assert!(!before.units.is_empty());
+    if killed {
+        // Killed between units: what is left is for the resumed run to do.
+        let total = misaal_synth::enumerate::default_signatures().len();
+        assert!(before.units.len() < total, "the run finished before the kill");
+    }
+    let out = run_ok(quick(&d).arg("--resume"));
+    assert!(out.contains("resuming"), "{out}");
+    assert_eq!(std::fs::read_to_string(d.join("x86_enumerated.egg")).expect("rule file"), whole_cli());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn cli_refuses_bad_shards_foreign_checkpoints_and_missing_shards() {
+    let d = scratch("bad");
+    for bad in ["3/2", "1/0", "x/2", "12"] {
+        let o = quick(&d).args(["--shard", bad]).output().expect("runs");
+        assert_eq!(o.status.code(), Some(2), "--shard {bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--shard"), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // A checkpoint of another configuration is not resumed.
+    std::fs::write(d.join("x86_enumerate.0-of-1.ckpt"), "misaal enumerate checkpoint 1\nconfig\tdeadbeef\t0/1\nend\n").unwrap();
+    let o = quick(&d).arg("--resume").output().expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another configuration"), "{}", String::from_utf8_lossy(&o.stderr));
+    // Merging shards that never ran.
+    let o = quick(&d).args(["--merge", "3"]).output().expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    // An enumeration option on another phase.
+    let o = misaal().args(["synth", "--target", "x86", "--phase", "relevance", "--shard", "0/2"]).output().expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}

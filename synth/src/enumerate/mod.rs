@@ -52,7 +52,7 @@ impl Default for Config {
             halide_max_size: 3,
             halide_per_level: 60_000,
             x86_depth: 2,
-            x86_max_apps: 1_500_000,
+            x86_max_apps: 2_000_000,
             cases: 32,
             seed: 0x656e_756d,
             signatures: default_signatures(),
