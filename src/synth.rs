@@ -257,9 +257,10 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
     );
     let on_unit = |r: &en::UnitResult, secs: f64| {
         println!(
-            "  [{}] {} Halide terms, {} x86 terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
+            "  [{}] {} Halide terms{}, {} x86 terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
             r.sig,
             r.halide_terms,
+            if r.halide_cut > 0 { format!(" ({} over the cap)", r.halide_cut) } else { String::new() },
             r.x86_terms,
             r.matched,
             r.proofs,

@@ -320,7 +320,7 @@ fn cli_refuses_bad_shards_foreign_checkpoints_and_missing_shards() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("--shard"), "{}", String::from_utf8_lossy(&o.stderr));
     }
     // A checkpoint of another configuration is not resumed.
-    std::fs::write(d.join("x86_enumerate.0-of-1.ckpt"), "misaal enumerate checkpoint 1\nconfig\tdeadbeef\t0/1\nend\n").unwrap();
+    std::fs::write(d.join("x86_enumerate.0-of-1.ckpt"), "misaal enumerate checkpoint 2\nconfig\tdeadbeef\t0/1\nend\n").unwrap();
     let o = quick(&d).arg("--resume").output().expect("runs");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("another configuration"), "{}", String::from_utf8_lossy(&o.stderr));

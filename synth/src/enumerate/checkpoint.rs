@@ -7,7 +7,7 @@ use super::{ProvedRule, Shard, UnitResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "misaal enumerate checkpoint 1";
+const MAGIC: &str = "misaal enumerate checkpoint 2";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -34,10 +34,11 @@ impl Checkpoint {
         let mut s = format!("{MAGIC}\nconfig\t{}\t{}/{}\n", self.digest, self.shard.k, self.shard.n);
         for u in self.units.values() {
             s.push_str(&format!(
-                "unit\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                "unit\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 u.index,
                 u.sig,
                 u.halide_terms,
+                u.halide_cut,
                 u.x86_terms,
                 u.matched,
                 u.proofs,
@@ -69,7 +70,7 @@ impl Checkpoint {
         for line in lines {
             let f: Vec<&str> = line.split('\t').collect();
             match f[0] {
-                "unit" if f.len() == 10 => {
+                "unit" if f.len() == 11 => {
                     if let Some((u, want)) = current.take() {
                         if u.rules.len() != want {
                             return Err(format!("unit {} lists {} of {want} rules", u.index, u.rules.len()));
@@ -80,14 +81,15 @@ impl Checkpoint {
                         index: num(f[1])?,
                         sig: f[2].to_string(),
                         halide_terms: num(f[3])?,
-                        x86_terms: num(f[4])?,
-                        matched: num(f[5])?,
-                        proofs: num(f[6])?,
-                        refuted: num(f[7])?,
-                        unknown: num(f[8])?,
+                        halide_cut: num(f[4])?,
+                        x86_terms: num(f[5])?,
+                        matched: num(f[6])?,
+                        proofs: num(f[7])?,
+                        refuted: num(f[8])?,
+                        unknown: num(f[9])?,
                         rules: Vec::new(),
                     };
-                    current = Some((u, num(f[9])?));
+                    current = Some((u, num(f[10])?));
                 }
                 "rule" if f.len() == 4 => {
                     let (u, _) = current.as_mut().ok_or("a rule before any unit")?;
@@ -140,6 +142,7 @@ mod tests {
                 index: 4,
                 sig: "u16x8,u16x8".into(),
                 halide_terms: 10,
+                halide_cut: 2,
                 x86_terms: 20,
                 matched: 3,
                 proofs: 3,

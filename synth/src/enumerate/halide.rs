@@ -75,6 +75,8 @@ pub struct HPool {
     pub entries: Vec<HEntry>,
     /// Candidate applications evaluated (before deduplication).
     pub evaluated: usize,
+    /// New terms left out because a level reached `Limits::per_level`.
+    pub cut: usize,
 }
 
 /// A candidate application before evaluation.
@@ -111,14 +113,20 @@ pub struct Limits {
     pub depth: u8,
     /// Most ops in one term.
     pub max_size: u8,
-    /// Most new terms kept per depth level (a deterministic cut, reported).
+    /// Most new terms kept per depth level (a deterministic cut, counted in
+    /// `HPool::cut`).
     pub per_level: usize,
 }
 
 /// Enumerates terms over variables of `sig` (full-lane types) on the
 /// `reduced` inputs (each case: one value per variable, at reduced lanes).
-pub fn enumerate(halide: &SpecLibrary, sig: &[HTy], reduced: &[Vec<BitVec>], limits: &Limits) -> HPool {
-    let mut pool = HPool { entries: Vec::new(), evaluated: 0 };
+/// Terms of the last depth are only kept when `wanted(type, fingerprint)`
+/// says something can match them: nothing is built on them, so the rest
+/// would only take memory.
+pub fn enumerate(halide: &SpecLibrary, sig: &[HTy], reduced: &[Vec<BitVec>], limits: &Limits, wanted: &dyn Fn(HTy, u64) -> bool) -> HPool {
+    /// Applications evaluated at once: bounds the memory their values take.
+    const CHUNK: usize = 65_536;
+    let mut pool = HPool { entries: Vec::new(), evaluated: 0, cut: 0 };
     let mut seen: HashMap<(HTy, u64), u32> = HashMap::new();
     let mut sems: HashMap<(&'static str, Vec<i128>), Option<Arc<Semantics>>> = HashMap::new();
     for (k, &ty) in sig.iter().enumerate() {
@@ -128,57 +136,66 @@ pub fn enumerate(halide: &SpecLibrary, sig: &[HTy], reduced: &[Vec<BitVec>], lim
     }
     let mut consts: HashMap<(HTy, i128), u32> = HashMap::new();
     for d in 1..=limits.depth {
+        let last = d == limits.depth;
         let apps = applications(&mut pool, &mut consts, d, limits, reduced.len());
-        // Resolve each distinct instance once, outside the parallel part.
-        let mut resolved: Vec<Option<Arc<Semantics>>> = Vec::with_capacity(apps.len());
-        for a in &apps {
-            let s = sems
-                .entry((a.op, a.generics.clone()))
-                .or_insert_with(|| {
-                    let mut g = a.generics.clone();
-                    g[2] = g[2] * REDUCED_BITS as i128 / FULL_BITS as i128;
-                    halide.instantiate(a.op, &g).ok().map(|(_, s)| s)
-                })
-                .clone();
-            resolved.push(s);
-        }
-        let entries = &pool.entries;
-        let evaluated: Vec<Option<Vec<BitVec>>> = apps
-            .par_iter()
-            .zip(resolved.par_iter())
-            .map(|(a, s)| {
-                let s = s.as_ref()?;
-                (0..reduced.len())
-                    .map(|c| {
-                        let ops: Vec<&BitVec> = a.args.iter().map(|&x| &entries[x as usize].vals[c]).collect();
-                        s.eval(&ops).ok()
-                    })
-                    .collect()
-            })
-            .collect();
-        pool.evaluated += apps.len();
         let mut added = 0usize;
-        for (a, vals) in apps.into_iter().zip(evaluated) {
-            let Some(vals) = vals else { continue };
-            // A term constant on every input is never worth a rule.
-            if vals.iter().all(|v| *v == vals[0]) {
-                continue;
+        let mut apps = apps.into_iter().peekable();
+        while apps.peek().is_some() {
+            let chunk: Vec<App> = apps.by_ref().take(CHUNK).collect();
+            // Resolve each distinct instance once, outside the parallel part.
+            let resolved: Vec<Option<Arc<Semantics>>> = chunk
+                .iter()
+                .map(|a| {
+                    sems.entry((a.op, a.generics.clone()))
+                        .or_insert_with(|| {
+                            let mut g = a.generics.clone();
+                            g[2] = g[2] * REDUCED_BITS as i128 / FULL_BITS as i128;
+                            halide.instantiate(a.op, &g).ok().map(|(_, s)| s)
+                        })
+                        .clone()
+                })
+                .collect();
+            let entries = &pool.entries;
+            let evaluated: Vec<Option<Vec<BitVec>>> = chunk
+                .par_iter()
+                .zip(resolved.par_iter())
+                .map(|(a, s)| {
+                    let s = s.as_ref()?;
+                    (0..reduced.len())
+                        .map(|c| {
+                            let ops: Vec<&BitVec> = a.args.iter().map(|&x| &entries[x as usize].vals[c]).collect();
+                            s.eval(&ops).ok()
+                        })
+                        .collect()
+                })
+                .collect();
+            pool.evaluated += chunk.len();
+            for (a, vals) in chunk.into_iter().zip(evaluated) {
+                let Some(vals) = vals else { continue };
+                // A term constant on every input is never worth a rule.
+                if vals.iter().all(|v| *v == vals[0]) {
+                    continue;
+                }
+                let key = (a.ty, fingerprint(&vals));
+                if seen.contains_key(&key) {
+                    continue;
+                }
+                seen.insert(key, u32::MAX);
+                if last && !wanted(key.0, key.1) {
+                    continue;
+                }
+                if added >= limits.per_level {
+                    pool.cut += 1;
+                    continue;
+                }
+                let (mut size, mut vars) = (weight(a.op, &a.generics), 0u8);
+                for &x in &a.args {
+                    size = size.saturating_add(pool.entries[x as usize].size);
+                    vars |= pool.entries[x as usize].vars;
+                }
+                pool.entries.push(HEntry { node: HNode::Op { op: a.op, generics: a.generics, args: a.args }, ty: a.ty, vals, depth: d, size, vars });
+                added += 1;
             }
-            let key = (a.ty, fingerprint(&vals));
-            if seen.contains_key(&key) {
-                continue;
-            }
-            if added >= limits.per_level {
-                break;
-            }
-            let (mut size, mut vars) = (weight(a.op, &a.generics), 0u8);
-            for &x in &a.args {
-                size = size.saturating_add(pool.entries[x as usize].size);
-                vars |= pool.entries[x as usize].vars;
-            }
-            seen.insert(key, pool.entries.len() as u32);
-            pool.entries.push(HEntry { node: HNode::Op { op: a.op, generics: a.generics, args: a.args }, ty: a.ty, vals, depth: d, size, vars });
-            added += 1;
         }
     }
     pool

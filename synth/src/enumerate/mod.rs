@@ -116,7 +116,10 @@ pub struct ProvedRule {
 pub struct UnitResult {
     pub index: usize,
     pub sig: String,
+    /// Halide terms evaluated (before deduplication).
     pub halide_terms: usize,
+    /// Distinct Halide terms left out by the per-level cap.
+    pub halide_cut: usize,
     pub x86_terms: usize,
     /// Halide terms whose fingerprint met an x86 term's.
     pub matched: usize,
@@ -206,9 +209,6 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     }
     let (xp, full_inputs) = pools.get(inp, cfg, arity);
     let reduced = inputs::reduced(full_inputs);
-    let hp = halide::enumerate(inp.halide, &sig, &reduced, &halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level });
-    let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.entries.len(), x86_terms: xp.entries.len(), ..Default::default() };
-
     // x86 terms by (width, fingerprint of their low half), fewest instructions first.
     let mut by_low: HashMap<(u32, u64), Vec<u32>> = HashMap::new();
     for (i, e) in xp.entries.iter().enumerate() {
@@ -220,6 +220,10 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     for v in by_low.values_mut() {
         v.sort_by_key(|&i| (xp.entries[i as usize].cost, i));
     }
+    let wanted = |t: HTy, fp: u64| by_low.contains_key(&(t.width(), fp));
+    let limits = halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level };
+    let hp = halide::enumerate(inp.halide, &sig, &reduced, &limits, &wanted);
+    let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.evaluated, x86_terms: xp.entries.len(), halide_cut: hp.cut, ..Default::default() };
     let all_vars = (1u8 << arity) - 1;
     let candidates: Vec<(u32, Vec<u32>)> = hp
         .entries

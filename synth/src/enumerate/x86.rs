@@ -174,53 +174,58 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
                 break;
             }
         }
-        let entries = &pool.entries;
-        let instrs = &pool.instrs;
         let cases = inputs.len();
-        let evaluated: Vec<Option<Vec<BitVec>>> = apps
-            .par_iter()
-            .map(|(k, args)| {
-                let ins = &instrs[*k as usize];
-                (0..cases)
-                    .map(|c| {
-                        let ops: Vec<BitVec> = args
-                            .iter()
-                            .zip(&ins.params)
-                            .map(|(a, &(_, w))| match a {
-                                XArg::Term(t) => entries[*t as usize].vals[c].clone(),
-                                XArg::Imm(v) => BitVec::from_i128(w, *v),
-                            })
-                            .collect();
-                        ins.sem.eval(&ops).ok()
-                    })
-                    .collect()
-            })
-            .collect();
         pool.evaluated += apps.len();
         let mut by_args: HashMap<(u32, Vec<u32>), u64> = HashMap::new();
-        for ((k, args), vals) in apps.into_iter().zip(evaluated) {
-            let Some(vals) = vals else { continue };
-            let fp = fingerprint(&vals);
-            let terms: Vec<u32> = args.iter().filter_map(|a| if let XArg::Term(t) = a { Some(*t) } else { None }).collect();
-            if d == 1 && args.iter().all(|a| matches!(a, XArg::Term(_))) {
-                by_args.insert((k, terms.clone()), fp);
+        let mut apps = apps.into_iter().peekable();
+        // In chunks, so that the values of all applications are never held at once.
+        while apps.peek().is_some() {
+            let chunk: Vec<(u32, Vec<XArg>)> = apps.by_ref().take(65_536).collect();
+            let entries = &pool.entries;
+            let instrs = &pool.instrs;
+            let evaluated: Vec<Option<Vec<BitVec>>> = chunk
+                .par_iter()
+                .map(|(k, args)| {
+                    let ins = &instrs[*k as usize];
+                    (0..cases)
+                        .map(|c| {
+                            let ops: Vec<BitVec> = args
+                                .iter()
+                                .zip(&ins.params)
+                                .map(|(a, &(_, w))| match a {
+                                    XArg::Term(t) => entries[*t as usize].vals[c].clone(),
+                                    XArg::Imm(v) => BitVec::from_i128(w, *v),
+                                })
+                                .collect();
+                            ins.sem.eval(&ops).ok()
+                        })
+                        .collect()
+                })
+                .collect();
+            for ((k, args), vals) in chunk.into_iter().zip(evaluated) {
+                let Some(vals) = vals else { continue };
+                let fp = fingerprint(&vals);
+                let terms: Vec<u32> = args.iter().filter_map(|a| if let XArg::Term(t) = a { Some(*t) } else { None }).collect();
+                if d == 1 && args.iter().all(|a| matches!(a, XArg::Term(_))) {
+                    by_args.insert((k, terms.clone()), fp);
+                }
+                if vals.iter().all(|v| *v == vals[0]) {
+                    continue;
+                }
+                let width = vals[0].width();
+                if !seen.insert((width, fp)) {
+                    continue;
+                }
+                let mut cost = 1u8;
+                let mut vars = 0u8;
+                for &t in &terms {
+                    cost = cost.saturating_add(pool.entries[t as usize].cost);
+                    vars |= pool.entries[t as usize].vars;
+                }
+                let low_fp = low_fingerprint(&vals);
+                let vals = if d == limits.depth { Vec::new() } else { vals };
+                pool.entries.push(XEntry { node: XNode::Instr { instr: k, args }, width, vals, depth: d, cost, vars, low_fp });
             }
-            if vals.iter().all(|v| *v == vals[0]) {
-                continue;
-            }
-            let width = vals[0].width();
-            if !seen.insert((width, fp)) {
-                continue;
-            }
-            let mut cost = 1u8;
-            let mut vars = 0u8;
-            for &t in &terms {
-                cost = cost.saturating_add(pool.entries[t as usize].cost);
-                vars |= pool.entries[t as usize].vars;
-            }
-            let low_fp = low_fingerprint(&vals);
-            let vals = if d == limits.depth { Vec::new() } else { vals };
-            pool.entries.push(XEntry { node: XNode::Instr { instr: k, args }, width, vals, depth: d, cost, vars, low_fp });
         }
         // An instruction whose two vector operands swap without changing a
         // value on the inputs is taken as commutative from here on.
