@@ -98,6 +98,31 @@ for (acc.s1.k, 0, 16) {
 }
 "#;
 
+/// An accumulator tile of 1 KB (32 ymm registers) read and written at
+/// constant offsets in a loop, as matmul's `acc`; `VAR` indexes it by the
+/// loop variable instead.
+fn tile(index: &str) -> String {
+    format!(
+        r#"module name=tile, target=x86-64-linux-avx2-no_runtime
+external func tile (b, out) {{
+let b = (void *)_halide_buffer_get_host((struct halide_buffer_t *)b.buffer)
+let out = (void *)_halide_buffer_get_host((struct halide_buffer_t *)out.buffer)
+allocate acc[int32 * 256]
+produce acc {{
+ acc[ramp(0, 1, 16)] = x16(0)
+ for (acc.s1.k, 0, 4) {{
+  acc[ramp({index}, 1, 16)] = acc[ramp({index}, 1, 16)] + int32x16((int16x16)b[ramp(acc.s1.k*16, 1, 16)])
+ }}
+}}
+consume acc {{
+ out[ramp(0, 1, 16)] = acc[ramp(0, 1, 16)]
+}}
+free acc
+}}
+"#
+    )
+}
+
 /// Every instantiation proved in this process: no shared cache file.
 fn isel_opts() -> Options {
     Options { verdict_cache: None, ..Options::default() }
@@ -323,6 +348,19 @@ fn sums_avx2() -> Result<(), Failed> {
     Ok(())
 }
 
+fn register_tile_keeps_sra_off() -> Result<(), Failed> {
+    // GCC's SRA splits a constant-offset tile into loop-carried values that
+    // its allocator stores twice per iteration: off for such a tile only.
+    let pragma = "#pragma GCC optimize(\"no-tree-sra\")";
+    let with = emit_with(&parse(&tile("16")), "misaal_fn", &EmitOptions { isel: Some(isel_opts()) }).map_err(|e| e.to_string())?.0;
+    ensure(with.c.contains(pragma), || with.c[..600.min(with.c.len())].to_string())?;
+    let var = emit_with(&parse(&tile("acc.s1.k*16")), "misaal_fn", &EmitOptions { isel: Some(isel_opts()) }).map_err(|e| e.to_string())?.0;
+    ensure(!var.c.contains(pragma), || "a tile indexed by the loop variable turned SRA off".into())?;
+    let dot = emit_with(&parse(DOT), "misaal_fn", &EmitOptions { isel: Some(isel_opts()) }).map_err(|e| e.to_string())?.0;
+    ensure(!dot.c.contains(pragma), || "no tile, yet SRA is off".into())?;
+    Ok(())
+}
+
 /// Times one call of the DOT kernel, naive against isel, in one run (not a
 /// CI check: `cargo test --test isel_emit -- --ignored dot_timing`).
 fn dot_timing() -> Result<(), Failed> {
@@ -370,6 +408,7 @@ fn main() {
         Trial::test("avx2_without_rules_compiles_naively_and_counts_fallbacks", without_rules_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_dot_loop_is_vpmaddwd_and_matches_the_interpreter", dot_avx2).with_ignored_flag(!avx2),
         Trial::test("avx2_scalar_sums_are_selected_and_match_the_interpreter", sums_avx2).with_ignored_flag(!avx2),
+        Trial::test("register_tile_turns_gcc_sra_off_only_for_tiles", register_tile_keeps_sra_off),
         Trial::test("avx2_dot_timing_isel_vs_naive", dot_timing).with_ignored_flag(true),
     ];
     if !avx2 {

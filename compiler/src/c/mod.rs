@@ -184,6 +184,18 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
         // (median3x3 ran at 0.76x of Halide with it, 1.0x without; dilate7x7
         // 0.6x against 0.9x). Halide's LLVM has no such pass.
         c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-predictive-commoning\")\n#endif\n\n");
+        // GCC's scalar replacement of aggregates turns an accumulator tile
+        // (matmul's `acc`, 32 ymm registers' worth, read and written only
+        // at constant offsets) into 32 loop-carried values; with 16 ymm
+        // registers the allocator then stores each twice per iteration (49
+        // vector stores per k step of matmul_b2 against Halide's 28, bound
+        // by one 256-bit store a cycle). Left in memory it is 32 stores:
+        // matmul_b2 0.64x -> 1.0x of Halide, matmul_b4 0.77x -> 1.15x. Only
+        // for such tiles: SRA of the lane arrays in stencils helps them
+        // (blur5x5 0.84x of its speed without it).
+        if module.funcs.iter().any(|f| has_register_tile(&f.body)) {
+            c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-tree-sra\")\n#endif\n\n");
+        }
     }
     let mut floats = false;
     for f in &module.funcs {
@@ -360,6 +372,48 @@ fn float_lit(t: Type, v: f64) -> String {
 }
 
 /// The value of an integer literal, if `e` is one.
+/// Whether `body` allocates a tile larger than the 16 ymm registers (over
+/// 512 bytes, constant extents) that it only reads and writes at constant
+/// offsets: an accumulator GCC would otherwise split into registers.
+fn has_register_tile(body: &Stmt) -> bool {
+    let mut tiles: Vec<String> = Vec::new();
+    body.visit(&mut |s| {
+        if let Stmt::Allocate { name, ty, extents, condition: None, .. } = s {
+            let n = extents.iter().map(const_int).try_fold(ty.lanes as i128, |acc, x| x.and_then(|x| acc.checked_mul(x)));
+            if n.is_some_and(|n| n * ((ty.bits as i128 + 7) / 8) > 512) {
+                tiles.push(name.clone());
+            }
+        }
+    });
+    let constant = |i: &Expr| match &i.kind {
+        ExprKind::Ramp { base, stride, .. } => const_int(base).is_some() && const_int(stride).is_some(),
+        _ => const_int(i).is_some(),
+    };
+    tiles.retain(|t| {
+        let mut ok = true;
+        body.visit(&mut |s| {
+            if let Stmt::Store { name, index, .. } = s
+                && name == t
+            {
+                ok &= constant(index);
+            }
+        });
+        body.visit_exprs(&mut |e| {
+            if let ExprKind::Load { name, index, .. } = &e.kind
+                && name == t
+            {
+                ok &= constant(index);
+            }
+            // Passed by name (to a call): not a tile.
+            if let ExprKind::Var(v) = &e.kind {
+                ok &= v != t;
+            }
+        });
+        ok
+    });
+    !tiles.is_empty()
+}
+
 fn const_int(e: &Expr) -> Option<i128> {
     match e.kind {
         ExprKind::Int(v) => Some(v as i128),
