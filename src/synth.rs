@@ -193,8 +193,7 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         cfg.x86_depth = d;
     }
     let lib = load_verified(&args.spec, args.include_unverified)?;
-    let names: Vec<String> = lib.instrs().iter().map(|i| i.name.clone()).collect();
-    let digest = cfg.digest(&names);
+    let digest = cfg.digest(&lib);
     let rules_path = |shard: Shard| {
         if shard == Shard::WHOLE {
             args.out_dir.join(format!("{}_enumerated.egg", args.spec.target))

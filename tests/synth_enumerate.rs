@@ -161,8 +161,7 @@ fn shards_merged_equal_the_whole_run() {
     let dir = std::env::temp_dir().join(format!("misaal-enum-shards-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let quiet = |_: &UnitResult, _: f64| {};
-    let names: Vec<String> = world().x86.instrs().iter().map(|i| i.name.clone()).collect();
-    let digest = cfg.digest(&names);
+    let digest = cfg.digest(&world().x86);
     let whole = with_inputs(|inp| {
         let ck = dir.join("whole.ckpt");
         let opts = RunOptions { shard: Shard::WHOLE, checkpoint: &ck, resume: false, digest: digest.clone(), max_units: None, on_unit: &quiet };
@@ -195,8 +194,7 @@ fn an_interrupted_run_resumes_to_the_same_rules() {
     let dir = std::env::temp_dir().join(format!("misaal-enum-resume-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let quiet = |_: &UnitResult, _: f64| {};
-    let names: Vec<String> = world().x86.instrs().iter().map(|i| i.name.clone()).collect();
-    let digest = cfg.digest(&names);
+    let digest = cfg.digest(&world().x86);
     let ck = dir.join("run.ckpt");
     let run = |resume: bool, max_units: Option<usize>| {
         with_inputs(|inp| {

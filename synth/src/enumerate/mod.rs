@@ -64,8 +64,9 @@ impl Default for Config {
 
 impl Config {
     /// Everything that decides the output, for checkpoints: a checkpoint of
-    /// another configuration is never resumed.
-    pub fn digest(&self, x86_names: &[String]) -> String {
+    /// another configuration or of other x86 semantics is never resumed.
+    pub fn digest(&self, x86: &SpecLibrary) -> String {
+        let x86_names: Vec<String> = x86.instrs().iter().map(|i| format!("{}:{}", i.name, x86.digest(&i.name).unwrap_or("-"))).collect();
         let sigs: Vec<String> = self.signatures.iter().map(|s| sig_text(s)).collect();
         let text = format!(
             "{} {} {} {} {} {} {} {} {} {} {:?}",
