@@ -186,6 +186,9 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
         cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
     }
+    if args.include_unverified {
+        return Err("error: --include-unverified: enumeration writes rules, and rules are never synthesized from specs that have not met their oracle".into());
+    }
     if let Some(d) = args.x86_depth {
         if !(1..=2).contains(&d) {
             return Err(format!("error: --x86-depth {d}: x86 terms go to depth 1 or 2"));

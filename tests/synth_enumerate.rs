@@ -325,6 +325,9 @@ fn cli_refuses_bad_shards_foreign_checkpoints_and_missing_shards() {
     // Merging shards that never ran.
     let o = quick(&d).args(["--merge", "3"]).output().expect("runs");
     assert_eq!(o.status.code(), Some(2));
+    // Rules are never synthesized from unverified specs.
+    let o = quick(&d).arg("--include-unverified").output().expect("runs");
+    assert_eq!(o.status.code(), Some(2));
     // An enumeration option on another phase.
     let o = misaal().args(["synth", "--target", "x86", "--phase", "relevance", "--shard", "0/2"]).output().expect("runs");
     assert_eq!(o.status.code(), Some(2));
