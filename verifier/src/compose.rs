@@ -20,12 +20,16 @@ pub enum Part {
     /// An instruction or op (named for errors) applied to other parts, its
     /// operands in order; each must have the width its semantics expects.
     Apply { name: String, sem: Arc<Semantics>, kids: Vec<usize> },
+    /// Bits `hi..=lo` of another part (a register-sized piece of a wider
+    /// value, as translation validation cuts them).
+    Slice { kid: usize, hi: u32, lo: u32 },
 }
 
 impl Part {
     fn kids(&self) -> &[usize] {
         match self {
             Part::Apply { kids, .. } => kids,
+            Part::Slice { kid, .. } => std::slice::from_ref(kid),
             _ => &[],
         }
     }
@@ -62,6 +66,13 @@ pub fn compose(operand_widths: &[u32], parts: &[Part], root: usize) -> Result<Se
             Part::Apply { name, sem, kids } => {
                 let args: Vec<NodeId> = kids.iter().map(|&k| ids[k].ok_or_else(|| format!("`{name}`: operand part {k} is its own user"))).collect::<Result<_, _>>()?;
                 dag.inline(sem, &args).map_err(|e| format!("`{name}`: {e}"))?
+            }
+            Part::Slice { kid, hi, lo } => {
+                let src = ids[*kid].ok_or_else(|| format!("slice: operand part {kid} is its own user"))?;
+                if hi < lo || *hi >= dag.width(src) {
+                    return Err(format!("slice [{hi}:{lo}] of a {}-bit part", dag.width(src)));
+                }
+                dag.slice(src, *hi, *lo)
             }
         };
         ids[p] = Some(id);

@@ -7,6 +7,7 @@
 use misaal_isa::dag::{BvOp, CmpOp, Dag, Node, NodeId, SatKind};
 use misaal_isa::{BitVec, Semantics};
 use z3::ast::{Ast, BV, Bool};
+use std::collections::HashMap;
 
 /// The linked libz3's version as `(major, minor, build, revision)`, parsed
 /// from `Z3_get_full_version`.
@@ -240,10 +241,75 @@ fn result_slice(s: &Semantics, hi: u32, lo: u32) -> Semantics {
             Some(low) => dag.concat(lane.root, low),
         });
     }
-    let part = dag.slice(whole.expect("lanes"), hi, lo);
+    let part = narrow(&mut dag, whole.expect("lanes"), hi, lo, &mut HashMap::new());
     let (dag, roots) = dag.compact(&[part]);
     Semantics { dag, lanes: vec![misaal_isa::Lane { lo: 0, width: hi - lo + 1, root: roots[0] }], result_width: hi - lo + 1 }
 }
+
+/// Bits `hi..=lo` of `n`, with the slice pushed through the operations
+/// whose result bits depend only on the same bits of their operands
+/// (bitwise ops, selects, concatenation) or on lower ones (add, sub, mul,
+/// neg, from bit 0). A whole-register `vpor` or `vpand` otherwise keeps
+/// every lane of both operands in one lane's cone, and the slices of a wide
+/// result stop being small or alike.
+fn narrow(dag: &mut Dag, n: NodeId, hi: u32, lo: u32, memo: &mut HashMap<(NodeId, u32, u32), NodeId>) -> NodeId {
+    narrow_at(dag, n, hi, lo, memo, 0)
+}
+
+/// [`narrow`] at recursion depth `depth`; past [`NARROW_DEPTH`] it slices
+/// without pushing, so a deep chain (a long reduction) cannot exhaust the
+/// stack of a worker thread.
+fn narrow_at(dag: &mut Dag, n: NodeId, hi: u32, lo: u32, memo: &mut HashMap<(NodeId, u32, u32), NodeId>, depth: u32) -> NodeId {
+    if lo == 0 && hi + 1 == dag.width(n) {
+        return n;
+    }
+    if let Some(&m) = memo.get(&(n, hi, lo)) {
+        return m;
+    }
+    if depth > NARROW_DEPTH {
+        return dag.slice(n, hi, lo);
+    }
+    let out = match dag.node(n).clone() {
+        Node::Slice { src, lo: l0, .. } => narrow_at(dag, src, hi + l0, lo + l0, memo, depth + 1),
+        Node::Concat(h, l) => {
+            let lw = dag.width(l);
+            if hi < lw {
+                narrow_at(dag, l, hi, lo, memo, depth + 1)
+            } else if lo >= lw {
+                narrow_at(dag, h, hi - lw, lo - lw, memo, depth + 1)
+            } else {
+                let (x, y) = (narrow_at(dag, h, hi - lw, 0, memo, depth + 1), narrow_at(dag, l, lw - 1, lo, memo, depth + 1));
+                dag.concat(x, y)
+            }
+        }
+        Node::Bin(op @ (BvOp::And | BvOp::Or | BvOp::Xor), a, b) => {
+            let (x, y) = (narrow_at(dag, a, hi, lo, memo, depth + 1), narrow_at(dag, b, hi, lo, memo, depth + 1));
+            dag.bin(op, x, y)
+        }
+        Node::Bin(op @ (BvOp::Add | BvOp::Sub | BvOp::Mul), a, b) if lo == 0 => {
+            let (x, y) = (narrow_at(dag, a, hi, 0, memo, depth + 1), narrow_at(dag, b, hi, 0, memo, depth + 1));
+            dag.bin(op, x, y)
+        }
+        Node::Ext { src, .. } if hi < dag.width(src) => narrow_at(dag, src, hi, lo, memo, depth + 1),
+        Node::Not(a) => {
+            let x = narrow_at(dag, a, hi, lo, memo, depth + 1);
+            dag.not(x)
+        }
+        Node::Neg(a) if lo == 0 => {
+            let x = narrow_at(dag, a, hi, 0, memo, depth + 1);
+            dag.neg(x)
+        }
+        Node::Ite(c, t, e) => {
+            let (x, y) = (narrow_at(dag, t, hi, lo, memo, depth + 1), narrow_at(dag, e, hi, lo, memo, depth + 1));
+            dag.ite(c, x, y)
+        }
+        _ => dag.slice(n, hi, lo),
+    };
+    memo.insert((n, hi, lo), out);
+    out
+}
+
+const NARROW_DEPTH: u32 = 2_000;
 
 /// The shape of a slice's cone with each operand's bit positions made
 /// relative to the lowest one it reads. Two slices with one key pose the same
@@ -415,14 +481,35 @@ pub fn prove_equivalent(a: &Semantics, b: &Semantics, budget: impl Into<Budget>)
     }
     let Some((_, todo)) = best else { return prove_whole(a, b, budget) };
     let mut unknown = None;
+    let operands = format!("{widths:?}{budget:?}");
     for (x, y) in &todo {
-        match prove_whole(x, y, budget) {
+        match prove_slice(x, y, budget, &operands) {
             Equivalence::Proved => {}
             d @ Equivalence::Differ(_) => return d,
             u @ Equivalence::Unknown(_) => unknown = Some(u),
         }
     }
     unknown.unwrap_or(Equivalence::Proved)
+}
+
+/// Slice verdicts already reached in this process, by operand widths,
+/// budget and [`cone_key`]: translation validation proves the same lane
+/// cone for every register-sized piece of a value, and the rule verifier
+/// for every instantiation that differs only in where its lanes sit. Only
+/// `Proved` and `Unknown` are kept; a difference is re-derived, as its
+/// counterexample names this query's operands.
+static SLICE_VERDICTS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, Equivalence>>> = std::sync::LazyLock::new(Default::default);
+
+fn prove_slice(x: &Semantics, y: &Semantics, budget: Budget, operands: &str) -> Equivalence {
+    let key = format!("{operands}|{}", cone_key(x, y));
+    if let Some(v) = SLICE_VERDICTS.lock().expect("slice verdicts").get(&key) {
+        return v.clone();
+    }
+    let v = prove_whole(x, y, budget);
+    if !matches!(v, Equivalence::Differ(_)) {
+        SLICE_VERDICTS.lock().expect("slice verdicts").insert(key, v.clone());
+    }
+    v
 }
 
 fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {

@@ -37,7 +37,11 @@ use misaal_verifier::compose::{Part, check_equal, compose};
 use misaal_verifier::smt::{Budget, Equivalence};
 use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
+
+#[path = "validate_cuts.rs"]
+mod cuts;
 
 /// How hard to try.
 #[derive(Clone, Debug)]
@@ -290,31 +294,56 @@ fn leaves<'a>(nodes: &'a [Node], order: &[usize]) -> Result<Vec<(&'a str, i64)>,
     Ok(out)
 }
 
-/// One side as verifier parts: `order`'s nodes, leaves as the operands `vars` numbers.
-fn side(target: &Target, nodes: &[Node], order: &[usize], vars: &[(&str, i64)]) -> Result<Semantics, String> {
+/// A node replaced by (bits `hi..=lo` of) an operand when a side is built.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    operand: u16,
+    bits: Option<(u32, u32)>,
+}
+
+/// One side as verifier parts: `order`'s nodes, leaves as the operands `vars`
+/// numbers, each node of `cuts` as what it says (its cone is not built), and
+/// the result cut to bits `top` when given.
+fn side(target: &Target, nodes: &[Node], order: &[usize], vars: &[(&str, i64)], cuts: &HashMap<usize, Cut>, top: Option<(u32, u32)>) -> Result<Semantics, String> {
     let mut index: HashMap<usize, usize> = HashMap::new();
     let mut parts = Vec::with_capacity(order.len());
     for &n in order {
         let node = &nodes[n];
-        let kids: Vec<usize> = node.kids.iter().map(|k| index[k]).collect();
-        let part = match &node.op {
-            Op::Leaf { text, .. } => Part::Operand(vars.iter().position(|(t, _)| t == text).ok_or_else(|| format!("leaf `{text}` is not in the source expression"))? as u16),
-            Op::Const { bits, value } => Part::Const(BitVec::from_i128(*bits as u32, *value as i128)),
-            Op::X86 { name } => {
-                let (_, sem) = target.x86.get(name).ok_or_else(|| format!("no x86 spec `{name}`"))?;
-                Part::Apply { name: name.clone(), sem: sem.clone(), kids }
+        let part = if let Some(cut) = cuts.get(&n) {
+            match cut.bits {
+                None => Part::Operand(cut.operand),
+                Some((hi, lo)) => {
+                    parts.push(Part::Operand(cut.operand));
+                    Part::Slice { kid: parts.len() - 1, hi, lo }
+                }
             }
-            op @ Op::Halide { name, generics } => {
-                let g: Vec<i128> = generics.iter().map(|&g| g as i128).collect();
-                let (_, sem) = target.halide.instantiate(name, &g).map_err(|d| format!("no semantics for `{op}`: {}", d.message))?;
-                Part::Apply { name: op.to_string(), sem, kids }
+        } else {
+            match &node.op {
+                Op::Leaf { text, .. } => Part::Operand(vars.iter().position(|(t, _)| t == text).ok_or_else(|| format!("leaf `{text}` is not in the source expression"))? as u16),
+                Op::Const { bits, value } => Part::Const(BitVec::from_i128(*bits as u32, *value as i128)),
+                op => Part::Apply { name: op.to_string(), sem: semantics(target, op)?, kids: node.kids.iter().map(|k| index[k]).collect() },
             }
         };
         index.insert(n, parts.len());
         parts.push(part);
     }
+    if let Some((hi, lo)) = top {
+        parts.push(Part::Slice { kid: parts.len() - 1, hi, lo });
+    }
     let widths: Vec<u32> = vars.iter().map(|(_, b)| *b as u32).collect();
     compose(&widths, &parts, parts.len() - 1)
+}
+
+/// The semantics of an x86 or Halide node.
+fn semantics(target: &Target, op: &Op) -> Result<Arc<Semantics>, String> {
+    match op {
+        Op::X86 { name } => target.x86.get(name).map(|(_, sem)| sem.clone()).ok_or_else(|| format!("no x86 spec `{name}`")),
+        Op::Halide { name, generics } => {
+            let g: Vec<i128> = generics.iter().map(|&g| g as i128).collect();
+            target.halide.instantiate(name, &g).map(|(_, sem)| sem).map_err(|d| format!("no semantics for `{op}`: {}", d.message))
+        }
+        Op::Leaf { .. } | Op::Const { .. } => Err(format!("`{op}` has no semantics")),
+    }
 }
 
 fn check_root(target: &Lazy, sel: &Selection, source: usize, selected: usize, opts: &ValidateOptions) -> Result<Verdict, String> {
@@ -332,8 +361,12 @@ fn check_root(target: &Lazy, sel: &Selection, source: usize, selected: usize, op
             Some(_) => {}
         }
     }
-    let a = side(target, &sel.source.nodes, &src_order, &vars).map_err(|e| format!("source: {e}"))?;
-    let b = side(target, &sel.dag, &sel_order, &vars).map_err(|e| format!("selected: {e}"))?;
+    if let Some(verdict) = cuts::prove_by_cuts(target, sel, &src_order, &sel_order, &vars, opts) {
+        return Ok(verdict);
+    }
+    let none = HashMap::new();
+    let a = side(target, &sel.source.nodes, &src_order, &vars, &none, None).map_err(|e| format!("source: {e}"))?;
+    let b = side(target, &sel.dag, &sel_order, &vars, &none, None).map_err(|e| format!("selected: {e}"))?;
     if a.result_width != b.result_width {
         return Err(format!("the source is {} bits wide and the selected DAG {}", a.result_width, b.result_width));
     }
