@@ -270,6 +270,9 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
             r.refuted,
             r.unknown
         );
+        for n in &r.not_proved {
+            println!("    not kept: {n}");
+        }
         let _ = cache.lock().expect("cache").save();
     };
     let opts = en::driver::RunOptions { shard, checkpoint: &ck_path, resume: args.resume, digest: digest.clone(), max_units: None, on_unit: &on_unit };

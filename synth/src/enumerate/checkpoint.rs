@@ -49,6 +49,9 @@ impl Checkpoint {
             for r in &u.rules {
                 s.push_str(&format!("rule\t{}\t{}\t{}\n", clean(&r.name), clean(&r.provenance), clean(&r.text)));
             }
+            for n in &u.not_proved {
+                s.push_str(&format!("note\t{}\n", clean(n)));
+            }
         }
         s.push_str("end\n");
         s
@@ -88,12 +91,17 @@ impl Checkpoint {
                         refuted: num(f[8])?,
                         unknown: num(f[9])?,
                         rules: Vec::new(),
+                        not_proved: Vec::new(),
                     };
                     current = Some((u, num(f[10])?));
                 }
                 "rule" if f.len() == 4 => {
                     let (u, _) = current.as_mut().ok_or("a rule before any unit")?;
                     u.rules.push(ProvedRule { name: f[1].into(), provenance: f[2].into(), text: f[3].into() });
+                }
+                "note" if f.len() == 2 => {
+                    let (u, _) = current.as_mut().ok_or("a note before any unit")?;
+                    u.not_proved.push(f[1].into());
                 }
                 "end" if f.len() == 1 => {
                     ended = true;
@@ -149,6 +157,7 @@ mod tests {
                 refuted: 1,
                 unknown: 0,
                 rules: vec![ProvedRule { name: "n".into(), provenance: "p".into(), text: "(rewrite a b)".into() }],
+                not_proved: vec!["refuted (x) => (y)".into()],
             },
         );
         cp.units.insert(7, UnitResult { index: 7, sig: "u8x16".into(), ..Default::default() });

@@ -53,7 +53,7 @@ impl Default for Config {
             halide_per_level: 60_000,
             x86_depth: 2,
             x86_max_apps: 2_000_000,
-            cases: 32,
+            cases: 40,
             seed: 0x656e_756d,
             signatures: default_signatures(),
             max_tries: 3,
@@ -129,6 +129,8 @@ pub struct UnitResult {
     pub refuted: usize,
     pub unknown: usize,
     pub rules: Vec<ProvedRule>,
+    /// Pairs the verifier did not prove, with the verdict: never written.
+    pub not_proved: Vec<String>,
 }
 
 /// `K/N`: this shard's units are those with index % N == K.
@@ -266,6 +268,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
         res.proofs += o.proofs;
         res.refuted += o.refuted;
         res.unknown += o.unknown;
+        res.not_proved.extend(o.not_proved);
         if let Some(mut r) = o.rule {
             let n = names.entry(r.name.clone()).or_insert(0);
             *n += 1;
@@ -284,6 +287,7 @@ struct Outcome {
     proofs: usize,
     refuted: usize,
     unknown: usize,
+    not_proved: Vec<String>,
     rule: Option<ProvedRule>,
 }
 
@@ -326,7 +330,7 @@ fn lhs_text(hp: &HPool, h: u32) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full: &[Vec<BitVec>], sig: &[HTy], h: u32, xs: &[u32]) -> Outcome {
-    let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, rule: None };
+    let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, not_proved: Vec::new(), rule: None };
     let Some(hv) = full_values(inp.halide, hp, h, full) else { return o };
     let name = namer(hp, h);
     let lhs = halide::render(hp, h, &name);
@@ -364,10 +368,20 @@ fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full:
                 o.rule = Some(ProvedRule { name: rule_name, provenance, text });
                 return o;
             }
-            Ok(Verdict::Refuted | Verdict::EncoderMismatch) => o.refuted += 1,
+            Ok(v @ (Verdict::Refuted | Verdict::EncoderMismatch)) => {
+                o.refuted += 1;
+                o.not_proved.push(format!("{} {lhs} => {rhs}", v.label()));
+            }
             // Unknown (a timeout) is never a proof; inapplicable cannot
             // happen for a concrete rule but is not one either.
-            Ok(_) | Err(_) => o.unknown += 1,
+            Ok(v) => {
+                o.unknown += 1;
+                o.not_proved.push(format!("{} {lhs} => {rhs}", v.label()));
+            }
+            Err(e) => {
+                o.unknown += 1;
+                o.not_proved.push(format!("does not load ({e}): {lhs} => {rhs}"));
+            }
         }
     }
     o
