@@ -276,7 +276,7 @@ fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8,
                 for &f in fs {
                     let to = HTy::new(t.signed, t.bits, t.lanes / f);
                     // The reduced instance needs whole lanes too.
-                    if t.lanes % f != 0 || (t.lanes * REDUCED_BITS / FULL_BITS) % f != 0 {
+                    if !t.lanes.is_multiple_of(f) || !(t.lanes * REDUCED_BITS / FULL_BITS).is_multiple_of(f) {
                         continue;
                     }
                     out.push(App { op, generics: vec![t.s(), t.bits as i128, to.lanes as i128, f as i128], args: vec![x], ty: to });
