@@ -356,12 +356,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     let node_cost = |n: &extract::GNode| target.costs.gnode(n);
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
-    // `let` roots are emitted once and read by name: other roots share them.
-    let lets: Vec<usize> = enc.roots.iter().zip(&roots).filter(|(r, _)| r.label.starts_with("let ")).map(|(_, &c)| c).collect();
-    let greedy = match extract::greedy_dag_sharing(&graph, &node_cost, &lets) {
-        x if x.reachable(&graph, &roots).is_ok() => x,
-        _ => extract::greedy_dag(&graph, &node_cost),
-    };
+    let greedy = extract::greedy_dag(&graph, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
     // choice, so never worse).
     let exact = if graph.nodes.len() <= EXACT_MAX_NODES { extract::exact_dag(&graph, &roots, &node_cost, &greedy, EXACT_BUDGET) } else { None };
