@@ -22,6 +22,11 @@ command -v cc >/dev/null || need_apt+=(gcc)
 command -v clang >/dev/null || need_apt+=(clang)
 # The bench charts (reports/bench_x86.png) are drawn in DejaVu Sans.
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+# ARM NEON specs are checked under qemu (misaal isa check --target arm): a
+# cross compiler for the C harness, its libc, and the user-mode emulator.
+command -v qemu-aarch64 >/dev/null || need_apt+=(qemu-user)
+command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
+[ -f /usr/aarch64-linux-gnu/include/stdio.h ] || need_apt+=(libc6-dev-arm64-cross)
 if ((${#need_apt[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     echo "setup: installing ${need_apt[*]} with apt-get"

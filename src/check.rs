@@ -13,7 +13,7 @@ use misaal_isa::status::{SpecStatus, StatusRow, StatusTable, digest};
 use misaal_isa::{Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{DiffConfig, Verdict, X86Silicon, check_against};
+use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, X86Silicon, check_against};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,8 +35,8 @@ const TWIN_TIMEOUT_MS: u32 = 60_000;
 
 pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     let CheckArgs { family, filter, cfg, out, jobs, status } = args;
-    if spec.target != "x86" {
-        return Err(format!("error: no oracle for target `{}` yet; only x86 is checked on silicon", spec.target));
+    if spec.target != "x86" && spec.target != "arm" {
+        return Err(format!("error: no oracle for target `{}` yet; x86 is checked on silicon, arm under qemu", spec.target));
     }
     if cfg.cases == 0 {
         return Err("error: --cases must be at least 1: a spec is `silicon` only after agreeing with the CPU on cases that ran".into());
@@ -53,25 +53,37 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     if todo.is_empty() {
         return Err("error: no spec matches the filters".into());
     }
-    let oracle = X86Silicon;
-    let cpu = cpu_model();
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let started = Instant::now();
+    // ARM: one harness for every spec, and all their cases run up front in
+    // one qemu process per job; x86 runs each spec on this CPU.
+    let arm = if spec.target == "arm" {
+        let instrs: Vec<&Instr> = todo.iter().map(|(i, _)| i.as_ref()).collect();
+        let q = ArmQemu::new(&instrs).map_err(|e| format!("error: cannot check ARM specs: {e}"))?;
+        q.prefetch(&instrs, &cfg, jobs);
+        Some(q)
+    } else {
+        None
+    };
+    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match &arm {
+        Some(q) => (q, SpecStatus::Emulator, q.evidence.clone()),
+        None => (&X86Silicon, SpecStatus::Silicon, cpu_model()),
+    };
     let pb = ProgressBar::new(todo.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
     // Its own pool, so `--jobs N` means N threads whatever rayon's global pool holds.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| format!("error: cannot start {jobs} threads: {e}"))?;
-    let started = Instant::now();
     // One spec per task (they differ a lot in cost); `collect` keeps spec order.
     let mut outcomes: Vec<Outcome> = pool.install(|| {
         todo.par_iter()
             .with_max_len(1)
             .map(|(i, sem)| {
                 let t = Instant::now();
-                let verdict = check_against(&oracle, i, sem, &cfg);
+                let verdict = check_against(oracle, i, sem, &cfg);
                 let seconds = t.elapsed().as_secs_f64();
                 let (status, cases, detail) = match verdict {
                     // Fewer cases than asked for is not a pass.
-                    Verdict::Agreed { cases } if cases >= cfg.cases && cases > 0 => (SpecStatus::Silicon, cases as u64, None),
+                    Verdict::Agreed { cases } if cases >= cfg.cases && cases > 0 => (agreed, cases as u64, None),
                     Verdict::Agreed { cases } => (SpecStatus::Failed, cases as u64, Some(format!("FAILED {}: only {cases} of {} cases ran", i.name, cfg.cases))),
                     Verdict::Unavailable(why) => (SpecStatus::Skipped, 0, Some(format!("SKIPPED {}: {why}", i.name))),
                     Verdict::Failed(cx) => (SpecStatus::Failed, cfg.cases as u64, Some(format!("FAILED {} ({}:{}):\n{cx}", i.name, i.file, i.span.line))),
@@ -94,7 +106,7 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
                 };
                 // Silicon names the CPU; otherwise the evidence is why not.
                 let evidence = match (&status, &detail) {
-                    (SpecStatus::Silicon, _) => cpu.clone(),
+                    (SpecStatus::Silicon | SpecStatus::Emulator, _) => cpu.clone(),
                     (_, Some(d)) => format!("{}: {}", cpu, d.split_once(": ").map(|(_, why)| why).unwrap_or(d).lines().next().unwrap_or_default()),
                     _ => cpu.clone(),
                 };
@@ -107,7 +119,8 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     // Twins: a skipped spec proven equal to a spec verified in this run (or
     // in the table, unchanged since) counts as verified.
     let verified_now: BTreeMap<String, SpecStatus> = outcomes.iter().filter(|o| o.status.is_verified()).map(|o| (o.row.intrinsic.clone(), o.status)).collect();
-    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped) {
+    // (x86 only: no ARM spec has a second encoding.)
+    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && arm.is_none()) {
         let (i, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
         if let Some(twin) = find_twin(&lib, &table, &verified_now, i, sem) {
             o.status = SpecStatus::ProvenTwin;
@@ -127,7 +140,7 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     for o in &outcomes {
         fams.entry(&o.family).or_default()[column(o.status)] += 1;
     }
-    println!("{:<16} {:>6} {:>8} {:>7} {:>8} {:>7}", "family", "specs", "silicon", "twin", "skipped", "failed");
+    println!("{:<16} {:>6} {:>8} {:>7} {:>8} {:>7}", "family", "specs", oracle.name(), "twin", "skipped", "failed");
     let mut tot = [0usize; 4];
     for (f, c) in &fams {
         println!("{:<16} {:>6} {:>8} {:>7} {:>8} {:>7}", f, c.iter().sum::<usize>(), c[0], c[1], c[2], c[3]);

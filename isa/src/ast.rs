@@ -37,6 +37,10 @@ pub struct Param {
     /// `bv(E*N)` in a generic instruction: the width, computed from the
     /// generic parameters at instantiation.
     pub size: Option<Expr>,
+    /// `n: imm4 in 1 to 8`: the values an immediate may take (inclusive),
+    /// where the intrinsic accepts fewer than its width holds (ARM's
+    /// `vshr_n_s8` takes 1..8). Oracles and case generators stay inside it.
+    pub range: Option<(u64, u64)>,
     pub span: Span,
 }
 

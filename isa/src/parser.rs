@@ -220,7 +220,8 @@ impl Parser {
                 }
                 self.expect(Tok::Colon, "`:` and a type")?;
                 let (ty, size) = self.sized_ty(generic)?;
-                ps.push(Param { name, ty, size, span });
+                let range = self.imm_range(ty)?;
+                ps.push(Param { name, ty, size, range, span });
                 if *self.peek() == Tok::Comma {
                     self.bump();
                 } else {
@@ -230,6 +231,33 @@ impl Parser {
         }
         self.expect(Tok::RParen, "`,` or `)`")?;
         Ok(ps)
+    }
+
+    /// `in LO to HI` after an immediate's type: the values it may take.
+    fn imm_range(&mut self, ty: Ty) -> PResult<Option<(u64, u64)>> {
+        if !self.is_kw("in") {
+            return Ok(None);
+        }
+        let span = self.span();
+        let Ty::Imm(w) = ty else {
+            return self.err(span, format!("only an immediate (immN) takes a range, not {ty}"));
+        };
+        self.bump();
+        let bound = |p: &mut Self| match *p.peek() {
+            Tok::Num(n) => {
+                p.bump();
+                Ok(n)
+            }
+            _ => p.unexpected("a bound of the immediate's range"),
+        };
+        let lo = bound(self)?;
+        self.expect_kw("to")?;
+        let hi = bound(self)?;
+        let max = if w >= 64 { i128::from(u64::MAX) } else { (1i128 << w) - 1 };
+        if lo < 0 || lo > hi || hi > max {
+            return self.err(span, format!("range {lo} to {hi} is empty or does not fit imm{w} (0 to {max})"));
+        }
+        Ok(Some((lo as u64, hi as u64)))
     }
 
     fn instr(&mut self) -> PResult<Instr> {

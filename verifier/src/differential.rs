@@ -61,6 +61,8 @@ pub enum Verdict {
 /// Generates operand values for one instruction's signature.
 pub struct CaseGen {
     params: Vec<Ty>,
+    /// Per operand, the values an immediate may take (`immN in LO to HI`).
+    ranges: Vec<Option<(u64, u64)>>,
 }
 
 const ELEMENT_WIDTHS: [u32; 4] = [8, 16, 32, 64];
@@ -93,11 +95,18 @@ fn element_width(g: &mut Gen, w: u32) -> Option<u32> {
 
 impl CaseGen {
     pub fn new(instr: &Instr) -> Self {
-        CaseGen { params: instr.params.iter().map(|p| p.ty).collect() }
+        CaseGen { params: instr.params.iter().map(|p| p.ty).collect(), ranges: instr.params.iter().map(|p| p.range).collect() }
     }
 
     pub fn from_types(params: Vec<Ty>) -> Self {
-        CaseGen { params }
+        let ranges = vec![None; params.len()];
+        CaseGen { params, ranges }
+    }
+
+    /// Whether every immediate of `case` lies in its declared range: an
+    /// oracle cannot run the intrinsic with any other.
+    pub fn valid(&self, case: &[BitVec]) -> bool {
+        self.ranges.iter().zip(case).all(|(r, v)| r.is_none_or(|(lo, hi)| (lo..=hi).contains(&v.to_u64())))
     }
 
     fn vector(g: &mut Gen, w: u32) -> BitVec {
@@ -150,8 +159,18 @@ impl CaseGen {
 
     pub fn case(&self, g: &mut Gen) -> Vec<BitVec> {
         let mut out: Vec<BitVec> = Vec::with_capacity(self.params.len());
-        for &ty in &self.params {
+        for (&ty, range) in self.params.iter().zip(&self.ranges) {
             let v = match ty {
+                // A ranged immediate: its bounds often (edge cases), else uniform.
+                Ty::Imm(w) if range.is_some() => {
+                    let (lo, hi) = range.expect("guarded");
+                    let x = match pick(g, 4) {
+                        0 => lo,
+                        1 => hi,
+                        _ => lo + u64::arbitrary(g) % (hi - lo).saturating_add(1),
+                    };
+                    BitVec::from_u64(w, x)
+                }
                 Ty::Imm(w) => match pick(g, 8) {
                     0 => BitVec::zero(w),
                     1 => BitVec::ones(w),
@@ -224,6 +243,14 @@ fn shrink_candidates(case: &[BitVec]) -> Vec<Vec<BitVec>> {
     out
 }
 
+/// The cases [`check_against`] runs for `instr`: an emulator oracle can
+/// generate them ahead and run those of many specs in one process.
+pub fn cases_for(instr: &Instr, cfg: &DiffConfig) -> Vec<Vec<BitVec>> {
+    let mut g = Gen::from_size_and_seed(64, cfg.seed ^ fxhash(&instr.name));
+    let case_gen = CaseGen::new(instr);
+    (0..cfg.cases).map(|_| case_gen.case(&mut g)).collect()
+}
+
 /// Runs `cfg.cases` generated cases through the spec's evaluator and the
 /// oracle, and shrinks the first disagreement.
 pub fn check_against(oracle: &dyn Oracle, instr: &Instr, sem: &Semantics, cfg: &DiffConfig) -> Verdict {
@@ -233,10 +260,8 @@ pub fn check_against(oracle: &dyn Oracle, instr: &Instr, sem: &Semantics, cfg: &
             OracleError::Failed(s) => Verdict::OracleFailed(s),
         };
     }
-    let seed = cfg.seed ^ fxhash(&instr.name);
-    let mut g = Gen::from_size_and_seed(64, seed);
     let case_gen = CaseGen::new(instr);
-    let cases: Vec<Vec<BitVec>> = (0..cfg.cases).map(|_| case_gen.case(&mut g)).collect();
+    let cases = cases_for(instr, cfg);
     let results = match oracle.run_batch(instr, &cases) {
         Ok(r) => r,
         Err(e) => return Verdict::OracleFailed(e.to_string()),
@@ -249,7 +274,7 @@ pub fn check_against(oracle: &dyn Oracle, instr: &Instr, sem: &Semantics, cfg: &
     let mut budget = cfg.shrink_budget;
     'shrink: while budget > 0 {
         budget -= 1;
-        let cands = shrink_candidates(&best);
+        let cands: Vec<Vec<BitVec>> = shrink_candidates(&best).into_iter().filter(|c| case_gen.valid(c)).collect();
         if cands.is_empty() {
             break;
         }

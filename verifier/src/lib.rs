@@ -1,6 +1,6 @@
-//! Verification: oracles for instruction semantics (today only this CPU,
-//! for x86; the [`oracle::Oracle`] interface takes batches so that an
-//! emulator for ARM or HVX can be added later, but none exists yet),
+//! Verification: oracles for instruction semantics (this CPU for x86, and
+//! qemu-aarch64 for ARM NEON; the [`oracle::Oracle`] interface takes
+//! batches, since an emulator pays per process),
 //! quickcheck-driven differential testing against the concrete evaluator,
 //! mutants, class membership, Z3 proofs, and rule audits.
 //!
@@ -16,9 +16,11 @@ pub mod differential;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
+pub mod qemu;
 pub mod silicon;
 pub mod smt;
 
-pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, check_against};
+pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, cases_for, check_against};
 pub use oracle::{Oracle, OracleError};
+pub use qemu::ArmQemu;
 pub use silicon::X86Silicon;

@@ -1,0 +1,126 @@
+//! The ARM NEON specs (`isa/specs/arm/`): they parse, carry a cost with its
+//! source and a known feature, agree with qemu-aarch64 on every case, match
+//! the committed STATUS.tsv, and qemu catches wrong specs (mutants).
+//!
+//! Without the cross compiler or qemu the qemu trials are reported as
+//! ignored (skipped), with a message naming the missing tool: never passed.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
+use misaal_verifier::mutation::{MutationKind, mutants};
+use misaal_verifier::smt::{Equivalence, prove_equivalent};
+use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, check_against};
+
+fn lib() -> SpecLibrary {
+    SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("arm")).unwrap_or_else(|d| panic!("{d}"))
+}
+
+fn specs_parse_with_costs_and_features() -> Result<(), Failed> {
+    let lib = lib();
+    if lib.len() < 150 {
+        return Err(format!("only {} ARM specs", lib.len()).into());
+    }
+    for (i, _) in lib.iter() {
+        if i.target != "arm" {
+            return Err(format!("{} has target {}", i.name, i.target).into());
+        }
+        if !i.features.iter().all(|f| ["neon", "dotprod", "i8mm", "rdm"].contains(&f.as_str())) {
+            return Err(format!("{} has features {:?}", i.name, i.features).into());
+        }
+        if !i.cost.as_ref().is_some_and(|c| c.source.contains("Cortex-A76") || c.source.contains("llvm-mca")) {
+            return Err(format!("{} has no cost from a named guide or model", i.name).into());
+        }
+    }
+    Ok(())
+}
+
+fn all_agree_with_qemu() -> Result<(), Failed> {
+    let lib = lib();
+    let instrs: Vec<&misaal_isa::Instr> = lib.iter().map(|(i, _)| i.as_ref()).collect();
+    let q = ArmQemu::new(&instrs)?;
+    let cfg = DiffConfig::default();
+    q.prefetch(&instrs, &cfg, 2);
+    let table = StatusTable::load(&StatusTable::path_for(&misaal_isa::bundled_spec_dir("arm"))).map_err(|d| d.to_string())?;
+    let (mut ok, mut bad) = (0, Vec::new());
+    for (i, sem) in lib.iter() {
+        match check_against(&q, i, sem, &cfg) {
+            Verdict::Agreed { cases } if cases >= 1000 => ok += 1,
+            v => bad.push(format!("{}: {v:?}", i.name)),
+        }
+        // The committed table must be current: checked with this very semantics.
+        match table.rows.get(&i.name) {
+            Some(r) if r.status == SpecStatus::Emulator && r.digest == misaal_isa::status::digest(sem) => {}
+            r => bad.push(format!("{}: STATUS.tsv row {r:?} is not a current `emulator` row; run `misaal isa check --target arm`", i.name)),
+        }
+    }
+    eprintln!("{ok} ARM specs agree with qemu");
+    if bad.is_empty() { Ok(()) } else { Err(format!("{} problem(s):\n{}", bad.len(), bad.join("\n")).into()) }
+}
+
+/// Specs whose mutants must each be caught by qemu, or proved harmless by Z3.
+const MUTATED: &[&str] = &["vqadd_s8", "vaddl_high_s8", "vraddhn_s32", "vhsub_u8"];
+
+fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
+    let lib = lib();
+    let instrs: Vec<&misaal_isa::Instr> = MUTATED.iter().map(|n| lib.instr(n).map(|i| i.as_ref()).ok_or(format!("no spec {n}"))).collect::<Result<_, _>>()?;
+    let q = ArmQemu::new(&instrs)?;
+    // Little shrinking: each shrink step is another qemu process.
+    let cfg = DiffConfig { cases: 300, shrink_budget: 1, ..Default::default() };
+    let (mut caught, mut total) = (0, 0);
+    for name in MUTATED {
+        let (i, sem) = lib.get(name).expect("listed");
+        q.available(i).map_err(|e| e.to_string())?;
+        for kind in MutationKind::ALL {
+            for m in mutants(sem, kind) {
+                total += 1;
+                match check_against(&q, i, &m.semantics, &cfg) {
+                    Verdict::Failed(_) => caught += 1,
+                    Verdict::Agreed { .. } => match prove_equivalent(sem, &m.semantics, 20_000) {
+                        Equivalence::Proved => {}
+                        e => return Err(format!("{name}: mutant `{}` passed qemu and is not proved equivalent ({e:?})", m.description).into()),
+                    },
+                    v => return Err(format!("{name}: {v:?}").into()),
+                }
+            }
+        }
+    }
+    eprintln!("{caught} of {total} mutants caught by qemu; the rest proved equivalent");
+    if caught == 0 { Err("no mutant was caught".into()) } else { Ok(()) }
+}
+
+/// A hand-written wrong spec (rounding halving add without its rounding)
+/// fails with a shrunk counterexample naming its file and line.
+fn a_wrong_spec_is_caught() -> Result<(), Failed> {
+    let src = "instr vrhadd_u8(a: bv64, b: bv64) -> bv64 [arm neon urhadd]\nFOR j := 0 to 7\n    dst[j*8+7:j*8] := Truncate8((ZeroExtend9(a[j*8+7:j*8]) + ZeroExtend9(b[j*8+7:j*8])) >>u 1)\nENDFOR\n";
+    let lib = SpecLibrary::from_sources(&[("wrong.sema".into(), src.into())]).map_err(|d| d.to_string())?;
+    let (i, sem) = lib.get("vrhadd_u8").expect("parsed");
+    let q = ArmQemu::new(&[i.as_ref()])?;
+    match check_against(&q, i, sem, &DiffConfig::default()) {
+        Verdict::Failed(cx) if !cx.lanes.is_empty() => Ok(()),
+        v => Err(format!("the wrong spec was not caught: {v:?}").into()),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let missing = misaal_oracle_tools_missing();
+    let qemu = |name: &str, f: fn() -> Result<(), Failed>| match &missing {
+        None => Trial::test(name, f),
+        Some(why) => {
+            eprintln!("SKIPPED {name}: {why}");
+            Trial::test(format!("{name} (skipped: {why})"), f).with_ignored_flag(true)
+        }
+    };
+    let trials = vec![
+        Trial::test("arm_specs_parse_with_costs_and_features", specs_parse_with_costs_and_features),
+        qemu("arm_specs_agree_with_qemu", all_agree_with_qemu),
+        qemu("arm_mutants_are_caught_by_qemu", mutants_are_caught_by_qemu),
+        qemu("arm_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// `Some(message naming the missing tool)` when the qemu trials cannot run.
+fn misaal_oracle_tools_missing() -> Option<String> {
+    ArmQemu::new(&[]).err()
+}
