@@ -46,3 +46,94 @@ for op, sym in (("add", "+"), ("sub", "-")):
             hi_line = f"dst[64+j*{h}+{h - 1}:64+j*{h}] := Truncate{h}(({expr}) >>u {h})"
             emit("add", f"v{r}{op}hn_high_{s}{e}", [("r", "bv64"), ("a", "bv128"), ("b", "bv128")], 128, f"{r}{op}hn2", "narrow",
                  "dst[63:0] := r\n" + loop(64 // h, [hi_line]))
+
+
+# ---- abs and neg ----
+SIGNED = [(s, e) for s, e in ALL if s == "s"]
+unary("abs", "vabs", mn("abs"), "basic", SIGNED, lambda a, s, e: f"{a} <s 0 ? 0 - {a} : {a}")
+unary("abs", "vneg", mn("neg"), "basic", SIGNED, lambda a, s, e: f"0 - {a}")
+unary("abs", "vqabs", mn("sqabs"), "complex", SIGNED, lambda a, s, e: f"SaturateS{e}({a} <s 0 ? 0 - {ext(s, e + 1, a)} : {ext(s, e + 1, a)})")
+unary("abs", "vqneg", mn("sqneg"), "complex", SIGNED, lambda a, s, e: f"SaturateS{e}(0 - {ext(s, e + 1, a)})")
+
+
+# ---- abd: absolute difference, long, accumulating ----
+def absd(a, b, s):
+    return f"({a} >{s} {b} ? {a} - {b} : {b} - {a})"
+
+
+binary("abd", "vabd", mn("sabd", "uabd"), "abd", NO64, lambda a, b, s, e: absd(a, b, s))
+for s, e in NO64:
+    for q in (False, True):
+        w = 128 if q else 64
+        emit("abd", cname("vaba", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}"), ("c", f"bv{w}")], w, f"{s}aba", "aba",
+             loop(w // e, [f"{out(e)} := {el('a', e)} + {absd(el('b', e), el('c', e), s)}"]))
+    for high in (False, True):
+        base, w, h2 = (64, 128, "_high") if high else (0, 64, "")
+        d = absd(el("a", e, base), el("b", e, base), s)
+        emit("abd", f"vabdl{h2}_{s}{e}", [("a", f"bv{w}"), ("b", f"bv{w}")], 128, f"{s}abdl{'2' if high else ''}", "abd",
+             loop(64 // e, [f"{out(2 * e)} := ZeroExtend{2 * e}{d}"]))
+        d = absd(el("b", e, base), el("c", e, base), s)
+        emit("abd", f"vabal{h2}_{s}{e}", [("a", "bv128"), ("b", f"bv{w}"), ("c", f"bv{w}")], 128, f"{s}abal{'2' if high else ''}", "aba",
+             loop(64 // e, [f"{out(2 * e)} := {el('a', 2 * e)} + ZeroExtend{2 * e}{d}"]))
+
+
+# ---- minmax: min, max, pairwise min/max/add, pairwise long add ----
+binary("minmax", "vmax", mn("smax", "umax"), "minmax", NO64, lambda a, b, s, e: f"{a} >{s} {b} ? {a} : {b}")
+binary("minmax", "vmin", mn("smin", "umin"), "minmax", NO64, lambda a, b, s, e: f"{a} <{s} {b} ? {a} : {b}")
+
+
+def pairwise(base, mnem, types, op, qs=(False, True)):
+    for s, e in types:
+        for q in qs:
+            w = 128 if q else 64
+            n = w // e
+            x0, x1 = el("a", e, 0, "(2*j)"), el("a", e, 0, "(2*j+1)")
+            y0, y1 = el("b", e, 0, "(2*j)"), el("b", e, 0, "(2*j+1)")
+            body = loop(n // 2, [f"{out(e)} := {op(x0, x1, s)}", f"dst[{w // 2}+j*{e}+{e - 1}:{w // 2}+j*{e}] := {op(y0, y1, s)}"])
+            emit("minmax", cname(base, s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, mnem(s), "minmax", body)
+
+
+pairwise("vpmax", mn("smaxp", "umaxp"), NO64, lambda x, y, s: f"{x} >{s} {y} ? {x} : {y}")
+pairwise("vpmin", mn("sminp", "uminp"), NO64, lambda x, y, s: f"{x} <{s} {y} ? {x} : {y}")
+pairwise("vpadd", mn("addp"), NO64, lambda x, y, s: f"{x} + {y}", qs=(False,))
+pairwise("vpadd", mn("addp"), ALL, lambda x, y, s: f"{x} + {y}", qs=(True,))
+for s, e in NO64:
+    for q in (False, True):
+        w = 128 if q else 64
+        x0, x1 = el("a", e, 0, "(2*j)"), el("a", e, 0, "(2*j+1)")
+        emit("minmax", cname("vpaddl", s, e, q), [("a", f"bv{w}")], w, f"{s}addlp", "minmax",
+             loop(w // (2 * e), [f"{out(2 * e)} := {ext(s, 2 * e, x0)} + {ext(s, 2 * e, x1)}"]))
+        x0, x1 = el("b", e, 0, "(2*j)"), el("b", e, 0, "(2*j+1)")
+        emit("minmax", cname("vpadal", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, f"{s}adalp", "aba",
+             loop(w // (2 * e), [f"{out(2 * e)} := {el('a', 2 * e)} + {ext(s, 2 * e, x0)} + {ext(s, 2 * e, x1)}"]))
+
+
+# ---- reduce: across-vector sum, long sum, max, min ----
+def reduce(base, mnem, types, qs, combine, rbits, cost):
+    for s, e in types:
+        for q in qs:
+            w = 128 if q else 64
+            n = w // e
+            lines = [f"acc := {combine(None, el('a', e, 0, '0'), s, e)}"]
+            lines += [f"acc := {combine('acc', el('a', e, 0, str(k)), s, e)}" for k in range(1, n)]
+            emit("reduce", cname(base, s, e, q, "v") if False else f"{base}{'q' if q else ''}_{s}{e}", [("a", f"bv{w}")],
+                 rbits(e), mnem(s), cost, "\n".join(lines) + "\ndst := acc\n")
+
+
+def add_into(acc, x, s, e):
+    return x if acc is None else f"{acc} + {x}"
+
+
+def addl_into(acc, x, s, e):
+    return ext(s, 2 * e, x) if acc is None else f"{acc} + {ext(s, 2 * e, x)}"
+
+
+def mx(op):
+    return lambda acc, x, s, e: x if acc is None else f"({x} {op}{s} {acc} ? {x} : {acc})"
+
+
+reduce("vaddv", mn("addv"), NO64, (False, True), add_into, lambda e: e, "reduce")
+reduce("vaddv", mn("addp"), [(s, 64) for s in "su"], (True,), add_into, lambda e: e, "reduce")
+reduce("vaddlv", mn("saddlv", "uaddlv"), NO64, (False, True), addl_into, lambda e: 2 * e, "reduce")
+reduce("vmaxv", mn("smaxv", "umaxv"), NO64, (False, True), mx(">"), lambda e: e, "minmaxv")
+reduce("vminv", mn("sminv", "uminv"), NO64, (False, True), mx("<"), lambda e: e, "minmaxv")
