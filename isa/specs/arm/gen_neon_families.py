@@ -137,3 +137,108 @@ reduce("vaddv", mn("addp"), [(s, 64) for s in "su"], (True,), add_into, lambda e
 reduce("vaddlv", mn("saddlv", "uaddlv"), NO64, (False, True), addl_into, lambda e: 2 * e, "reduce")
 reduce("vmaxv", mn("smaxv", "umaxv"), NO64, (False, True), mx(">"), lambda e: e, "minmaxv")
 reduce("vminv", mn("sminv", "uminv"), NO64, (False, True), mx("<"), lambda e: e, "minmaxv")
+
+
+# ---- mul: multiply, accumulate, long, doubling saturating high halves ----
+MUL = NO64
+H32 = [(s, e) for s, e in ALL if e in (16, 32)]
+
+
+def qdmulh(x, y, e, rnd):
+    """sqdmulh/sqrdmulh: the high half of 2*x*y (+ rounding), saturated."""
+    w = 2 * e + 2
+    p = f"{ext('s', w, x)} * {ext('s', w, y)}"
+    return f"SaturateS{e}(({p} + {p}{' + ' + str(1 << (e - 1)) if rnd else ''}) >>s {e})"
+
+
+def qdmull(x, y, e):
+    p = f"{ext('s', 2 * e + 1, x)} * {ext('s', 2 * e + 1, y)}"
+    return f"SaturateS{2 * e}({p} + {p})"
+
+
+def qrdmlah(acc, x, y, e, sub):
+    w = 2 * e + 3
+    p = f"{ext('s', w, x)} * {ext('s', w, y)}"
+    op = "-" if sub else "+"
+    return f"SaturateS{e}((({ext('s', w, acc)} * {1 << e}) {op} {p} {op} {p} + {1 << (e - 1)}) >>s {e})"
+
+
+SHAPES = {
+    # name: (mnemonic(s), cost, types, accumulate?, expr(acc, x, y, s, e))
+    "vmul": (mn("mul"), "mul", MUL, False, lambda c, x, y, s, e: f"{x} * {y}"),
+    "vmla": (mn("mla"), "mla", MUL, True, lambda c, x, y, s, e: f"{c} + {x} * {y}"),
+    "vmls": (mn("mls"), "mla", MUL, True, lambda c, x, y, s, e: f"{c} - {x} * {y}"),
+    "vqdmulh": (mn("sqdmulh"), "qdmul", [t for t in H32 if t[0] == "s"], False, lambda c, x, y, s, e: qdmulh(x, y, e, False)),
+    "vqrdmulh": (mn("sqrdmulh"), "qdmul", [t for t in H32 if t[0] == "s"], False, lambda c, x, y, s, e: qdmulh(x, y, e, True)),
+    "vqrdmlah": (mn("sqrdmlah"), "qdmul", [t for t in H32 if t[0] == "s"], True, lambda c, x, y, s, e: qrdmlah(c, x, y, e, False)),
+    "vqrdmlsh": (mn("sqrdmlsh"), "qdmul", [t for t in H32 if t[0] == "s"], True, lambda c, x, y, s, e: qrdmlah(c, x, y, e, True)),
+}
+RDM = ("vqrdmlah", "vqrdmlsh")
+
+for base, (mnem, cost, types, acc, f) in SHAPES.items():
+    feat = "rdm" if base in RDM else "neon"
+    for s, e in types:
+        for q in (False, True):
+            w = 128 if q else 64
+            n = w // e
+            pre = [("a", f"bv{w}")] if acc else []
+            x, c = ("b", "a") if acc else ("a", None)
+            y = "c" if acc else "b"
+            cel = el(c, e) if acc else None
+            # Vector by vector.
+            emit("mul", cname(base, s, e, q), pre + [(x, f"bv{w}"), (y, f"bv{w}")], w, mnem(s), cost,
+                 loop(n, [f"{out(e)} := {f(cel, el(x, e), el(y, e), s, e)}"]), feat)
+            if e == 8:
+                continue
+            # By scalar (`_n`), for the ops ACLE gives one.
+            if base not in RDM:
+                emit("mul", cname(base, s, e, q, "_n"), pre + [(x, f"bv{w}"), (y, f"bv{e}")], w, mnem(s), cost,
+                     loop(n, [f"{out(e)} := {f(cel, el(x, e), y, s, e)}"]), feat)
+            # By lane of a 64-bit (`_lane`) or 128-bit (`_laneq`) vector.
+            for vw, sfx in ((64, "_lane"), (128, "_laneq")):
+                lanes = vw // e
+                body = f"sel := {y} >>u (ZeroExtend16(lane) * {e})\nv := sel[{e - 1}:0]\n"
+                body += loop(n, [f"{out(e)} := {f(cel, el(x, e), 'v', s, e)}"])
+                emit("mul", cname(base, s, e, q, sfx), pre + [(x, f"bv{w}"), (y, f"bv{vw}"), ("lane", f"imm{(lanes - 1).bit_length()} in 0 to {lanes - 1}")],
+                     w, mnem(s), cost, body, feat)
+
+# Long: vmull, vmlal, vmlsl, vqdmull, vqdmlal, vqdmlsl (and _high, _n, _lane).
+LONG = {
+    "vmull": (lambda s: f"{s}mull", "mull", MUL, None),
+    "vmlal": (lambda s: f"{s}mlal", "mla", MUL, "+"),
+    "vmlsl": (lambda s: f"{s}mlsl", "mla", MUL, "-"),
+    "vqdmull": (lambda s: "sqdmull", "qdmul", [t for t in H32 if t[0] == "s"], None),
+    "vqdmlal": (lambda s: "sqdmlal", "qdmul", [t for t in H32 if t[0] == "s"], "+"),
+    "vqdmlsl": (lambda s: "sqdmlsl", "qdmul", [t for t in H32 if t[0] == "s"], "-"),
+}
+
+
+def long_expr(base, acc_op, c, x, y, s, e):
+    if base.startswith("vqd"):
+        prod = qdmull(x, y, e)
+        if acc_op is None:
+            return prod
+        return f"SaturateS{2 * e}({ext('s', 2 * e + 1, c)} {acc_op} {ext('s', 2 * e + 1, prod)})"
+    prod = f"{ext(s, 2 * e, x)} * {ext(s, 2 * e, y)}"
+    return prod if acc_op is None else f"{c} {acc_op} {prod}"
+
+
+for base, (mnem, cost, types, acc_op) in LONG.items():
+    for s, e in types:
+        for high in (False, True):
+            hb, w, hs, m2 = (64, 128, "_high", "2") if high else (0, 64, "", "")
+            pre = [("a", "bv128")] if acc_op else []
+            x, y = ("b", "c") if acc_op else ("a", "b")
+            c = el("a", 2 * e) if acc_op else None
+            emit("mul", f"{base}{hs}_{s}{e}", pre + [(x, f"bv{w}"), (y, f"bv{w}")], 128, mnem(s) + m2, cost,
+                 loop(64 // e, [f"{out(2 * e)} := {long_expr(base, acc_op, c, el(x, e, hb), el(y, e, hb), s, e)}"]))
+            if e == 8:
+                continue
+            emit("mul", f"{base}{hs}_n_{s}{e}", pre + [(x, f"bv{w}"), (y, f"bv{e}")], 128, mnem(s) + m2, cost,
+                 loop(64 // e, [f"{out(2 * e)} := {long_expr(base, acc_op, c, el(x, e, hb), y, s, e)}"]))
+            for vw, sfx in ((64, "_lane"), (128, "_laneq")):
+                lanes = vw // e
+                body = f"sel := {y} >>u (ZeroExtend16(lane) * {e})\nv := sel[{e - 1}:0]\n"
+                body += loop(64 // e, [f"{out(2 * e)} := {long_expr(base, acc_op, c, el(x, e, hb), 'v', s, e)}"])
+                emit("mul", f"{base}{hs}{sfx}_{s}{e}", pre + [(x, f"bv{w}"), (y, f"bv{vw}"), ("lane", f"imm{(lanes - 1).bit_length()} in 0 to {lanes - 1}")],
+                     128, mnem(s) + m2, cost, body)

@@ -18,8 +18,18 @@ pub fn parse_header(text: &str) -> HashMap<String, Proto> {
     for (k, line) in lines.iter().enumerate() {
         // GCC writes `__extension__ extern __inline RET`, then attributes, then `name (params)`.
         let Some(ret) = line.strip_prefix("__extension__ extern __inline ") else { continue };
-        let Some(decl) = lines.get(k + 2) else { continue };
-        let Some((name, rest)) = decl.split_once(" (") else { continue };
+        // A long parameter list continues on the next lines, up to its `)`.
+        let mut decl = String::new();
+        for l in lines.iter().skip(k + 2).take(8) {
+            decl.push_str(l.trim());
+            decl.push(' ');
+            if l.trim_end().ends_with(')') {
+                break;
+            }
+        }
+        let decl = decl.trim_end();
+        let Some((name, rest)) = decl.split_once('(') else { continue };
+        let name = name.trim();
         if !name.starts_with('v') || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
             continue;
         }
@@ -31,8 +41,10 @@ pub fn parse_header(text: &str) -> HashMap<String, Proto> {
             .map(|a| {
                 // Drop the parameter name (`__a`), keep the type.
                 let ty = a.rsplit_once(' ').map(|(t, _)| t.trim()).unwrap_or(a);
-                let is_const = ty == "const int";
-                (ty.trim_start_matches("const ").to_string(), is_const)
+                // `const int` and `int const` alike: an immediate.
+                let words: Vec<&str> = ty.split_whitespace().filter(|w| *w != "const").collect();
+                let is_const = words.len() < ty.split_whitespace().count();
+                (words.join(" "), is_const)
             })
             .collect();
         out.insert(name.to_string(), Proto { ret: ret.trim().to_string(), params });
@@ -64,6 +76,8 @@ mod tests {
         let h = "\n__extension__ extern __inline int8x8_t\n__attribute__ ((__always_inline__, __gnu_inline__, __artificial__))\nvshr_n_s8 (int8x8_t __a, const int __b)\n{\n";
         let p = parse_header(h);
         assert_eq!(p["vshr_n_s8"], Proto { ret: "int8x8_t".into(), params: vec![("int8x8_t".into(), false), ("int".into(), true)] });
+        let h = "__extension__ extern __inline int16x4_t\n__attribute__ ((__always_inline__))\nvmla_lane_s16(int16x4_t __a, int16x4_t __b,\n\t       int16x4_t __c, int const __lane)\n{\n";
+        assert_eq!(parse_header(h)["vmla_lane_s16"].params[3], ("int".to_string(), true));
     }
 
     #[test]
