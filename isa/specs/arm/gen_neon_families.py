@@ -242,3 +242,97 @@ for base, (mnem, cost, types, acc_op) in LONG.items():
                 body += loop(64 // e, [f"{out(2 * e)} := {long_expr(base, acc_op, c, el(x, e, hb), 'v', s, e)}"])
                 emit("mul", f"{base}{hs}{sfx}_{s}{e}", pre + [(x, f"bv{w}"), (y, f"bv{vw}"), ("lane", f"imm{(lanes - 1).bit_length()} in 0 to {lanes - 1}")],
                      128, mnem(s) + m2, cost, body)
+
+
+# ---- shift: by immediate (plain, rounding, accumulating, narrowing,
+# saturating, long, insert) and by a signed count in a register ----
+def immw(hi):
+    return max(1, hi.bit_length())
+
+
+def rshr(x, s, e, n="n"):
+    """Rounding shift right by n >= 1, exact: ((x >> (n-1)) + 1) >> 1 in E+1 bits."""
+    return f"Truncate{e}((({ext(s, e + 1, x)} {sh(s)} ({n} - 1)) + 1) {sh(s)} 1)"
+
+
+def rshr_wide(x, s, e, n="n"):
+    """The same, kept E+1 bits wide (for a saturating narrow)."""
+    return f"((({ext(s, e + 1, x)} {sh(s)} ({n} - 1)) + 1) {sh(s)} 1)"
+
+
+def shift_imm(base, mnem, cost, types, lo_hi, expr, acc=False):
+    for s, e in types:
+        lo, hi = lo_hi(e)
+        for q in (False, True):
+            w = 128 if q else 64
+            pre = [("a", f"bv{w}")] if acc else []
+            x = "b" if acc else "a"
+            emit("shift", cname(base, s, e, q, "_n"), pre + [(x, f"bv{w}"), ("n", f"imm{immw(hi)} in {lo} to {hi}")], w, mnem(s), cost,
+                 loop(w // e, [f"{out(e)} := {expr(el('a', e) if acc else None, el(x, e), s, e)}"]))
+
+
+shift_imm("vshr", mn("sshr", "ushr"), "shift", ALL, lambda e: (1, e), lambda c, x, s, e: f"{x} {sh(s)} n")
+shift_imm("vshl", mn("shl"), "shift", ALL, lambda e: (0, e - 1), lambda c, x, s, e: f"{x} << n")
+shift_imm("vrshr", mn("srshr", "urshr"), "shiftc", ALL, lambda e: (1, e), lambda c, x, s, e: rshr(x, s, e))
+shift_imm("vsra", mn("ssra", "usra"), "shiftacc", ALL, lambda e: (1, e), lambda c, x, s, e: f"{c} + ({x} {sh(s)} n)", acc=True)
+shift_imm("vrsra", mn("srsra", "ursra"), "shiftacc", ALL, lambda e: (1, e), lambda c, x, s, e: f"{c} + {rshr(x, s, e)}", acc=True)
+shift_imm("vqshl", mn("sqshl", "uqshl"), "shiftc", ALL, lambda e: (0, e - 1), lambda c, x, s, e: sat(s, e, f"{ext(s, 2 * e, x)} << n"))
+shift_imm("vqshlu", mn("sqshlu"), "shiftc", SIGNED, lambda e: (0, e - 1), lambda c, x, s, e: f"SaturateSU{e}({ext(s, 2 * e, x)} << n)")
+# Insert: vsli keeps a's low n bits, vsri a's high n bits.
+shift_imm("vsli", mn("sli"), "shiftacc", ALL, lambda e: (0, e - 1),
+          lambda c, x, s, e: f"({x} << n) | (({c} << ({e} - ZeroExtend{e}(n))) >>u ({e} - ZeroExtend{e}(n)))", acc=True)
+shift_imm("vsri", mn("sri"), "shiftacc", ALL, lambda e: (1, e),
+          lambda c, x, s, e: f"({x} >>u n) | (({c} >>u ({e} - ZeroExtend{e}(n))) << ({e} - ZeroExtend{e}(n)))", acc=True)
+
+# Narrowing shifts: 2E-bit elements of a to E bits, n in 1..E; _high puts them above r.
+NARROW_SHIFTS = {
+    "vshrn": (mn("shrn"), "shift", NARROWABLE, lambda x, s, h: f"Truncate{h}({x} >>u n)"),
+    "vrshrn": (mn("rshrn"), "shiftc", NARROWABLE, lambda x, s, h: f"Truncate{h}({rshr_wide(x, 'u', 2 * h)})"),
+    "vqshrn": (mn("sqshrn", "uqshrn"), "shiftc", NARROWABLE, lambda x, s, h: sat(s, h, f"{x} {sh(s)} n")),
+    "vqrshrn": (mn("sqrshrn", "uqrshrn"), "shiftc", NARROWABLE, lambda x, s, h: sat(s, h, rshr_wide(x, s, 2 * h))),
+    "vqshrun": (mn("sqshrun"), "shiftc", [t for t in NARROWABLE if t[0] == "s"], lambda x, s, h: f"SaturateSU{h}({x} >>s n)"),
+    "vqrshrun": (mn("sqrshrun"), "shiftc", [t for t in NARROWABLE if t[0] == "s"], lambda x, s, h: f"SaturateSU{h}({rshr_wide(x, 's', 2 * h)})"),
+}
+for base, (mnem, cost, types, f) in NARROW_SHIFTS.items():
+    for s, e in types:
+        h = e // 2
+        imm = ("n", f"imm{immw(h)} in 1 to {h}")
+        emit("shift", f"{base}_n_{s}{e}", [("a", "bv128"), imm], 64, mnem(s), cost, loop(64 // h, [f"{out(h)} := {f(el('a', e), s, h)}"]))
+        emit("shift", f"{base}_high_n_{s}{e}", [("r", "bv64"), ("a", "bv128"), imm], 128, mnem(s) + "2", cost,
+             "dst[63:0] := r\n" + loop(64 // h, [f"dst[64+j*{h}+{h - 1}:64+j*{h}] := {f(el('a', e), s, h)}"]))
+
+# Long shift: E to 2E bits, then left by n in 0..E.
+for s, e in NO64:
+    for high in (False, True):
+        hb, w, hs = (64, 128, "_high") if high else (0, 64, "")
+        emit("shift", f"vshll{hs}_n_{s}{e}", [("a", f"bv{w}"), ("n", f"imm{immw(e)} in 0 to {e}")], 128, f"{s}shll{'2' if high else ''}", "shift",
+             loop(64 // e, [f"{out(2 * e)} := {ext(s, 2 * e, el('a', e, hb))} << n"]))
+
+
+# By register: the count is the signed low byte of b's element; negative shifts right.
+def shl_reg(x, c, s, e):
+    return f"{c} <s 0 ? {x} {sh(s)} (0 - {c}) : {x} << {c}"
+
+
+for s, e in ALL:
+    for q in (False, True):
+        w = 128 if q else 64
+        c = f"b[j*{e}+7:j*{e}]"
+        emit("shift", cname("vshl", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, f"{s}shl", "shift",
+             loop(w // e, [f"{out(e)} := {shl_reg(el('a', e), c, s, e)}"]))
+
+
+# ---- movn: narrow (plain, saturating) and widen ----
+for s, e in NARROWABLE:
+    h = e // 2
+    for base, mnem, f in (("vmovn", "xtn", lambda x: f"Truncate{h}({x})"),
+                          ("vqmovn", f"{s}qxtn", lambda x: sat(s, h, x)),
+                          ("vqmovun", "sqxtun", lambda x: f"SaturateSU{h}({x})")):
+        if base == "vqmovun" and s == "u":
+            continue
+        emit("movn", f"{base}_{s}{e}", [("a", "bv128")], 64, mnem, "qmovn" if "q" in base else "movn", loop(64 // h, [f"{out(h)} := {f(el('a', e))}"]))
+        emit("movn", f"{base}_high_{s}{e}", [("r", "bv64"), ("a", "bv128")], 128, mnem + "2", "qmovn" if "q" in base else "movn",
+             "dst[63:0] := r\n" + loop(64 // h, [f"dst[64+j*{h}+{h - 1}:64+j*{h}] := {f(el('a', e))}"]))
+for s, e in NO64:
+    emit("movn", f"vmovl_{s}{e}", [("a", "bv64")], 128, f"{s}xtl", "shift", loop(64 // e, [f"{out(2 * e)} := {ext(s, 2 * e, el('a', e))}"]))
+    emit("movn", f"vmovl_high_{s}{e}", [("a", "bv128")], 128, f"{s}xtl2", "shift", loop(64 // e, [f"{out(2 * e)} := {ext(s, 2 * e, el('a', e, 64))}"]))
