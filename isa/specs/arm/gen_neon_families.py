@@ -336,3 +336,68 @@ for s, e in NARROWABLE:
 for s, e in NO64:
     emit("movn", f"vmovl_{s}{e}", [("a", "bv64")], 128, f"{s}xtl", "shift", loop(64 // e, [f"{out(2 * e)} := {ext(s, 2 * e, el('a', e))}"]))
     emit("movn", f"vmovl_high_{s}{e}", [("a", "bv128")], 128, f"{s}xtl2", "shift", loop(64 // e, [f"{out(2 * e)} := {ext(s, 2 * e, el('a', e, 64))}"]))
+
+
+# ---- dot: 4-way 8-bit dot products into 32-bit lanes (dotprod, i8mm) ----
+def dot_body(n, a_sign, b_sign, bsrc, lane):
+    lines = []
+    pre = ""
+    if lane:
+        pre = f"sel := b >>u (ZeroExtend16(lane) * 32)\ng := sel[31:0]\n"
+    terms = []
+    for k in range(4):
+        x = f"a[j*32+{8 * k + 7}:j*32+{8 * k}]"
+        y = f"g[{8 * k + 7}:{8 * k}]" if lane else f"b[j*32+{8 * k + 7}:j*32+{8 * k}]"
+        terms.append(f"{ext(a_sign, 32, x)} * {ext(b_sign, 32, y)}")
+    lines.append(f"dst[j*32+31:j*32] := r[j*32+31:j*32] + " + " + ".join(terms))
+    return pre + loop(n, lines)
+
+
+for (nm, asg, bsg, feat, mnem, plain) in (("vdot_s32", "s", "s", "dotprod", "sdot", True), ("vdot_u32", "u", "u", "dotprod", "udot", True),
+                                         ("vusdot_s32", "u", "s", "i8mm", "usdot", True), ("vsudot_s32", "s", "u", "i8mm", "sudot", False)):
+    for q in (False, True):
+        w = 128 if q else 64
+        stem, sfx = nm.split("_")
+        qn = f"{stem}{'q' if q else ''}"
+        if plain:
+            emit("dot", f"{qn}_{sfx}", [("r", f"bv{w}"), ("a", f"bv{w}"), ("b", f"bv{w}")], w, mnem, "dot", dot_body(w // 32, asg, bsg, "b", False), feat)
+        for vw, ls in ((64, "_lane"), (128, "_laneq")):
+            lanes = vw // 32
+            emit("dot", f"{qn}{ls}_{sfx}", [("r", f"bv{w}"), ("a", f"bv{w}"), ("b", f"bv{vw}"), ("lane", f"imm{immw(lanes - 1)} in 0 to {lanes - 1}")],
+                 w, mnem, "dot", dot_body(w // 32, asg, bsg, "b", True), feat)
+
+
+# ---- logic: bitwise ops and bit select ----
+binary("logic", "vand", mn("and"), "logic", ALL, lambda a, b, s, e: f"{a} & {b}")
+binary("logic", "vorr", mn("orr"), "logic", ALL, lambda a, b, s, e: f"{a} | {b}")
+binary("logic", "veor", mn("eor"), "logic", ALL, lambda a, b, s, e: f"{a} ^ {b}")
+binary("logic", "vbic", mn("bic"), "logic", ALL, lambda a, b, s, e: f"{a} & ~{b}")
+binary("logic", "vorn", mn("orn"), "logic", ALL, lambda a, b, s, e: f"{a} | ~{b}")
+unary("logic", "vmvn", mn("mvn"), "logic", NO64, lambda a, s, e: f"~{a}")
+for s, e in ALL:
+    for q in (False, True):
+        w = 128 if q else 64
+        emit("logic", cname("vbsl", s, e, q), [("m", f"bv{w}"), ("b", f"bv{w}"), ("c", f"bv{w}")], w, "bsl", "logic",
+             loop(w // e, [f"{out(e)} := ({el('m', e)} & {el('b', e)}) | (~{el('m', e)} & {el('c', e)})"]))
+
+
+# ---- cmp: all-ones where the comparison holds ----
+def mask(e, cond):
+    return f"0 - ZeroExtend{e}({cond})"
+
+
+binary("cmp", "vceq", mn("cmeq"), "cmp", ALL, lambda a, b, s, e: mask(e, f"{a} == {b}"))
+binary("cmp", "vtst", mn("cmtst"), "cmp", ALL, lambda a, b, s, e: mask(e, f"({a} & {b}) != 0"))
+for op, ms, mu in (("ge", "cmge", "cmhs"), ("gt", "cmgt", "cmhi"), ("le", "cmge", "cmhs"), ("lt", "cmgt", "cmhi")):
+    binary("cmp", f"vc{op}", mn(ms, mu), "cmp", ALL, lambda a, b, s, e, op=op: mask(e, f"{a} {cmpop(op, s)} {b}"))
+unary("cmp", "vceqz", mn("cmeq"), "cmp", ALL, lambda a, s, e: mask(e, f"{a} == 0"))
+for op in ("ge", "gt", "le", "lt"):
+    unary("cmp", f"vc{op}z", mn(f"cm{op}"), "cmp", SIGNED, lambda a, s, e, op=op: mask(e, f"{a} {cmpop(op, 's')} 0"))
+
+
+# ---- bits: population count, leading zeros, leading sign bits ----
+unary("bits", "vcnt", mn("cnt"), "basic", [("s", 8), ("u", 8)], lambda a, s, e: " + ".join(f"ZeroExtend8({a}[j*8+{k}])".replace(f"{a}[j*8+{k}]", f"a[j*8+{k}]") for k in range(8)))
+unary("bits", "vclz", mn("clz"), "basic", NO64,
+      lambda a, s, e: " + ".join(f"ZeroExtend{e}(({a} >>u {e - t}) == 0)" for t in range(1, e + 1)))
+unary("bits", "vcls", mn("cls"), "basic", NO64,
+      lambda a, s, e: " + ".join(f"ZeroExtend{e}((({a} >>s {e - 1 - t}) == 0) OR (~({a} >>s {e - 1 - t}) == 0))" for t in range(1, e)))
