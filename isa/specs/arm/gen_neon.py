@@ -34,6 +34,7 @@ COST = {
     "shiftc": (4, 1, "ASIMD shift by immed, complex"),
     "shiftacc": (4, 1, "ASIMD shift accumulate"),
     "perm": (2, 0.5, "ASIMD permute"),
+    "perm2": (2, 1, "ASIMD permute, two instructions"),
     "movn": (2, 1, "ASIMD move, narrow"),
     "qmovn": (4, 1, "ASIMD move, saturating"),
     "dup": (2, 0.5, "ASIMD duplicate"),

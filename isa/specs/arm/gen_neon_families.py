@@ -401,3 +401,75 @@ unary("bits", "vclz", mn("clz"), "basic", NO64,
       lambda a, s, e: " + ".join(f"ZeroExtend{e}(({a} >>u {e - t}) == 0)" for t in range(1, e + 1)))
 unary("bits", "vcls", mn("cls"), "basic", NO64,
       lambda a, s, e: " + ".join(f"ZeroExtend{e}((({a} >>s {e - 1 - t}) == 0) OR (~({a} >>s {e - 1 - t}) == 0))" for t in range(1, e)))
+
+
+# ---- permute: zip, unzip, transpose (one half, or both as a pair), ext, rev ----
+def perm_src(kind, half, n, k):
+    """(operand, element) feeding output element k of zip/uzp/trn 1 or 2."""
+    if kind == "zip":
+        return ("a" if k % 2 == 0 else "b", half * n // 2 + k // 2)
+    if kind == "uzp":
+        return ("a" if k < n // 2 else "b", 2 * (k % (n // 2)) + half)
+    return ("a" if k % 2 == 0 else "b", (k & ~1) + half)
+
+
+for kind in ("zip", "uzp", "trn"):
+    for s, e in ALL:
+        for q in (False, True):
+            w = 128 if q else 64
+            n = w // e
+            if n < 2:
+                continue
+            halves = []
+            for half in (0, 1):
+                lines = []
+                for k in range(n):
+                    src, m = perm_src(kind, half, n, k)
+                    lines.append(f"dst[{half * w + k * e + e - 1}:{half * w + k * e}] := {src}[{m * e + e - 1}:{m * e}]")
+                halves.append(lines)
+                alone = [f"dst[{k * e + e - 1}:{k * e}] := " + l.split(" := ")[1] for k, l in enumerate(lines)]
+                emit("permute", cname(f"v{kind}{half + 1}", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, f"{kind}{half + 1}", "perm",
+                     "\n".join(alone) + "\n")
+            if e < 64:
+                # vzip_s8 and friends return both halves (a two-register struct):
+                # two instructions, named by the first.
+                emit("permute", cname(f"v{kind}", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], 2 * w, f"{kind}1", "perm2",
+                     "\n".join(halves[0] + halves[1]) + "\n")
+
+for s, e in ALL:
+    for q in (False, True):
+        w = 128 if q else 64
+        n = w // e
+        body = f"tmp := Concat(b, a) >>u (ZeroExtend16(n) * {e})\n" + loop(n, [f"{out(e)} := tmp[j*{e}+{e - 1}:j*{e}]"])
+        emit("permute", cname("vext", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}"), ("n", f"imm{immw(n - 1)} in 0 to {n - 1}")], w, "ext", "perm", body)
+
+for g in (16, 32, 64):
+    for s, e in NO64:
+        if e >= g:
+            continue
+        for q in (False, True):
+            w = 128 if q else 64
+            per = g // e
+            lines = [f"dst[{k * e + e - 1}:{k * e}] := a[{(k ^ (per - 1)) * e + e - 1}:{(k ^ (per - 1)) * e}]" for k in range(w // e)]
+            emit("permute", cname(f"vrev{g}", s, e, q), [("a", f"bv{w}")], w, f"rev{g}", "perm", "\n".join(lines) + "\n")
+
+
+# ---- dup: broadcast, lanes in and out, halves ----
+for s, e in ALL:
+    for q in (False, True):
+        w = 128 if q else 64
+        n = w // e
+        for base in ("vdup", "vmov"):
+            emit("dup", cname(base, s, e, q, "_n"), [("a", f"bv{e}")], w, "dup", "dup", loop(n, [f"{out(e)} := a"]))
+        for vw, sfx in ((64, "_lane"), (128, "_laneq")):
+            lanes = vw // e
+            body = f"sel := a >>u (ZeroExtend16(lane) * {e})\n" + loop(n, [f"{out(e)} := sel[{e - 1}:0]"])
+            emit("dup", cname("vdup", s, e, q, sfx), [("a", f"bv{vw}"), ("lane", f"imm{immw(lanes - 1)} in 0 to {lanes - 1}")], w, "dup", "dup", body)
+        emit("dup", cname("vget", s, e, q, "_lane"), [("a", f"bv{w}"), ("lane", f"imm{immw(n - 1)} in 0 to {n - 1}")], e, "umov", "ins",
+             f"sel := a >>u (ZeroExtend16(lane) * {e})\ndst := sel[{e - 1}:0]\n")
+        emit("dup", cname("vset", s, e, q, "_lane"), [("a", f"bv{e}"), ("v", f"bv{w}"), ("lane", f"imm{immw(n - 1)} in 0 to {n - 1}")], w, "ins", "ins",
+             loop(n, [f"{out(e)} := lane == j ? a : {el('v', e)}"]))
+    emit("dup", f"vget_low_{s}{e}", [("a", "bv128")], 64, "mov", "dup", loop(64 // e, [f"{out(e)} := {el('a', e)}"]))
+    emit("dup", f"vget_high_{s}{e}", [("a", "bv128")], 64, "dup", "dup", loop(64 // e, [f"{out(e)} := {el('a', e, 64)}"]))
+    emit("dup", f"vcombine_{s}{e}", [("lo", "bv64"), ("hi", "bv64")], 128, "mov", "dup",
+         loop(64 // e, [f"{out(e)} := {el('lo', e)}", f"dst[64+j*{e}+{e - 1}:64+j*{e}] := {el('hi', e)}"]))

@@ -42,14 +42,34 @@ pub fn parse_header(text: &str) -> HashMap<String, Proto> {
                 // Drop the parameter name (`__a`), keep the type.
                 let ty = a.rsplit_once(' ').map(|(t, _)| t.trim()).unwrap_or(a);
                 // `const int` and `int const` alike: an immediate.
-                let words: Vec<&str> = ty.split_whitespace().filter(|w| *w != "const").collect();
+                let words: Vec<&str> = ty.split_whitespace().filter(|w| *w != "const" && *w != "__const").collect();
                 let is_const = words.len() < ty.split_whitespace().count();
                 (words.join(" "), is_const)
             })
             .collect();
         out.insert(name.to_string(), Proto { ret: ret.trim().to_string(), params });
     }
+    interleave_pairs(&lines, &mut out);
     out
+}
+
+/// GCC defines `vzip_s8` and `vuzp_s8` (both halves as a pair) by a macro:
+/// `__DEFINTERLEAVE (op, rettype, intype, suffix, Q)` rows in the
+/// `__INTERLEAVE_LIST` macro, which is expanded once per `op`.
+fn interleave_pairs(lines: &[&str], out: &mut HashMap<String, Proto>) {
+    let rows: Vec<[String; 4]> = lines
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix("__DEFINTERLEAVE (op,"))
+        .filter_map(|r| {
+            let f: Vec<String> = r.trim_end_matches(['\\', ' ', '\t']).trim_end_matches(')').split(',').map(|x| x.trim().to_string()).collect();
+            (f.len() == 4).then(|| [f[0].clone(), f[1].clone(), f[2].clone(), f[3].clone()])
+        })
+        .collect();
+    for op in lines.iter().filter_map(|l| l.strip_prefix("__INTERLEAVE_LIST (").and_then(|r| r.strip_suffix(')'))) {
+        for [ret, inty, sfx, q] in &rows {
+            out.insert(format!("v{op}{q}_{sfx}"), Proto { ret: ret.clone(), params: vec![(inty.clone(), false), (inty.clone(), false)] });
+        }
+    }
 }
 
 /// Size in bits of a NEON C type (`int8x8_t`, `uint16x8x2_t`, `int32_t`,
@@ -78,6 +98,14 @@ mod tests {
         assert_eq!(p["vshr_n_s8"], Proto { ret: "int8x8_t".into(), params: vec![("int8x8_t".into(), false), ("int".into(), true)] });
         let h = "__extension__ extern __inline int16x4_t\n__attribute__ ((__always_inline__))\nvmla_lane_s16(int16x4_t __a, int16x4_t __b,\n\t       int16x4_t __c, int const __lane)\n{\n";
         assert_eq!(parse_header(h)["vmla_lane_s16"].params[3], ("int".to_string(), true));
+    }
+
+    #[test]
+    fn reads_macro_defined_pairs() {
+        let h = "#define __INTERLEAVE_LIST(op)\t\\\n  __DEFINTERLEAVE (op, int8x8x2_t, int8x8_t, s8,)\t\\\n  __DEFINTERLEAVE (op, int8x16x2_t, int8x16_t, s8, q)\n__INTERLEAVE_LIST (zip)\n";
+        let p = parse_header(h);
+        assert_eq!(p["vzip_s8"], Proto { ret: "int8x8x2_t".into(), params: vec![("int8x8_t".into(), false), ("int8x8_t".into(), false)] });
+        assert_eq!(p["vzipq_s8"].ret, "int8x16x2_t");
     }
 
     #[test]
