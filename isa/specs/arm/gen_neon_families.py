@@ -368,13 +368,14 @@ for (nm, asg, bsg, feat, mnem, plain) in (("vdot_s32", "s", "s", "dotprod", "sdo
 
 
 # ---- logic: bitwise ops and bit select ----
+POLY = [("p", 8), ("p", 16), ("p", 64)]
 binary("logic", "vand", mn("and"), "logic", ALL, lambda a, b, s, e: f"{a} & {b}")
 binary("logic", "vorr", mn("orr"), "logic", ALL, lambda a, b, s, e: f"{a} | {b}")
 binary("logic", "veor", mn("eor"), "logic", ALL, lambda a, b, s, e: f"{a} ^ {b}")
 binary("logic", "vbic", mn("bic"), "logic", ALL, lambda a, b, s, e: f"{a} & ~{b}")
 binary("logic", "vorn", mn("orn"), "logic", ALL, lambda a, b, s, e: f"{a} | ~{b}")
-unary("logic", "vmvn", mn("mvn"), "logic", NO64, lambda a, s, e: f"~{a}")
-for s, e in ALL:
+unary("logic", "vmvn", mn("mvn"), "logic", NO64 + [("p", 8)], lambda a, s, e: f"~{a}")
+for s, e in ALL + POLY:
     for q in (False, True):
         w = 128 if q else 64
         emit("logic", cname("vbsl", s, e, q), [("m", f"bv{w}"), ("b", f"bv{w}"), ("c", f"bv{w}")], w, "bsl", "logic",
@@ -386,17 +387,17 @@ def mask(e, cond):
     return f"0 - ZeroExtend{e}({cond})"
 
 
-binary("cmp", "vceq", mn("cmeq"), "cmp", ALL, lambda a, b, s, e: mask(e, f"{a} == {b}"))
-binary("cmp", "vtst", mn("cmtst"), "cmp", ALL, lambda a, b, s, e: mask(e, f"({a} & {b}) != 0"))
+binary("cmp", "vceq", mn("cmeq"), "cmp", ALL + [("p", 8), ("p", 64)], lambda a, b, s, e: mask(e, f"{a} == {b}"))
+binary("cmp", "vtst", mn("cmtst"), "cmp", ALL + [("p", 8), ("p", 64)], lambda a, b, s, e: mask(e, f"({a} & {b}) != 0"))
 for op, ms, mu in (("ge", "cmge", "cmhs"), ("gt", "cmgt", "cmhi"), ("le", "cmge", "cmhs"), ("lt", "cmgt", "cmhi")):
     binary("cmp", f"vc{op}", mn(ms, mu), "cmp", ALL, lambda a, b, s, e, op=op: mask(e, f"{a} {cmpop(op, s)} {b}"))
-unary("cmp", "vceqz", mn("cmeq"), "cmp", ALL, lambda a, s, e: mask(e, f"{a} == 0"))
+unary("cmp", "vceqz", mn("cmeq"), "cmp", ALL + [("p", 8), ("p", 64)], lambda a, s, e: mask(e, f"{a} == 0"))
 for op in ("ge", "gt", "le", "lt"):
     unary("cmp", f"vc{op}z", mn(f"cm{op}"), "cmp", SIGNED, lambda a, s, e, op=op: mask(e, f"{a} {cmpop(op, 's')} 0"))
 
 
 # ---- bits: population count, leading zeros, leading sign bits ----
-unary("bits", "vcnt", mn("cnt"), "basic", [("s", 8), ("u", 8)], lambda a, s, e: " + ".join(f"ZeroExtend8({a}[j*8+{k}])".replace(f"{a}[j*8+{k}]", f"a[j*8+{k}]") for k in range(8)))
+unary("bits", "vcnt", mn("cnt"), "basic", [("s", 8), ("u", 8), ("p", 8)], lambda a, s, e: " + ".join(f"ZeroExtend8({a}[j*8+{k}])".replace(f"{a}[j*8+{k}]", f"a[j*8+{k}]") for k in range(8)))
 unary("bits", "vclz", mn("clz"), "basic", NO64,
       lambda a, s, e: " + ".join(f"ZeroExtend{e}(({a} >>u {e - t}) == 0)" for t in range(1, e + 1)))
 unary("bits", "vcls", mn("cls"), "basic", NO64,
@@ -414,7 +415,7 @@ def perm_src(kind, half, n, k):
 
 
 for kind in ("zip", "uzp", "trn"):
-    for s, e in ALL:
+    for s, e in ALL + POLY:
         for q in (False, True):
             w = 128 if q else 64
             n = w // e
@@ -436,7 +437,7 @@ for kind in ("zip", "uzp", "trn"):
                 emit("permute", cname(f"v{kind}", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], 2 * w, f"{kind}1", "perm2",
                      "\n".join(halves[0] + halves[1]) + "\n")
 
-for s, e in ALL:
+for s, e in ALL + POLY:
     for q in (False, True):
         w = 128 if q else 64
         n = w // e
@@ -444,7 +445,7 @@ for s, e in ALL:
         emit("permute", cname("vext", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}"), ("n", f"imm{immw(n - 1)} in 0 to {n - 1}")], w, "ext", "perm", body)
 
 for g in (16, 32, 64):
-    for s, e in NO64:
+    for s, e in NO64 + POLY:
         if e >= g:
             continue
         for q in (False, True):
@@ -455,7 +456,7 @@ for g in (16, 32, 64):
 
 
 # ---- dup: broadcast, lanes in and out, halves ----
-for s, e in ALL:
+for s, e in ALL + POLY:
     for q in (False, True):
         w = 128 if q else 64
         n = w // e
@@ -473,3 +474,76 @@ for s, e in ALL:
     emit("dup", f"vget_high_{s}{e}", [("a", "bv128")], 64, "dup", "dup", loop(64 // e, [f"{out(e)} := {el('a', e, 64)}"]))
     emit("dup", f"vcombine_{s}{e}", [("lo", "bv64"), ("hi", "bv64")], 128, "mov", "dup",
          loop(64 // e, [f"{out(e)} := {el('lo', e)}", f"dst[64+j*{e}+{e - 1}:64+j*{e}] := {el('hi', e)}"]))
+
+
+# ---- shift by register, saturating and rounding (count: signed low byte of b's element) ----
+def qshl_reg(x, c, s, e):
+    w = e + 128
+    left = f"SaturateS{e}({ext('s', w, x)} << {c})" if s == "s" else f"SaturateU{e}(ZeroExtend{w}({x}) << {c})"
+    return f"{c} <s 0 ? {x} {sh(s)} (0 - {c}) : {left}"
+
+
+def rshl_reg(x, c, s, e, saturate):
+    right = rshr(x, s, e, f"(0 - {c})")
+    if saturate:
+        w = e + 128
+        left = f"SaturateS{e}({ext('s', w, x)} << {c})" if s == "s" else f"SaturateU{e}(ZeroExtend{w}({x}) << {c})"
+    else:
+        left = f"{x} << {c}"
+    return f"{c} <s 0 ? {right} : {left}"
+
+
+for base, mnem, f, cost in (("vqshl", mn("sqshl", "uqshl"), lambda x, c, s, e: qshl_reg(x, c, s, e), "shiftc"),
+                            ("vrshl", mn("srshl", "urshl"), lambda x, c, s, e: rshl_reg(x, c, s, e, False), "shiftc"),
+                            ("vqrshl", mn("sqrshl", "uqrshl"), lambda x, c, s, e: rshl_reg(x, c, s, e, True), "shiftc")):
+    for s, e in ALL:
+        for q in (False, True):
+            w = 128 if q else 64
+            c = f"b[j*{e}+7:j*{e}]"
+            emit("shift", cname(base, s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, mnem(s), cost,
+                 loop(w // e, [f"{out(e)} := {f(el('a', e), c, s, e)}"]))
+
+
+# ---- add: saturating add of the other signedness (suqadd, usqadd) ----
+for s, e in ALL:
+    for q in (False, True):
+        w = 128 if q else 64
+        if s == "s":
+            expr = f"SaturateS{e}({ext('s', e + 2, el('a', e))} + ZeroExtend{e + 2}({el('b', e)}))"
+            emit("add", cname("vuqadd", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, "suqadd", "complex", loop(w // e, [f"{out(e)} := {expr}"]))
+        else:
+            expr = f"SaturateSU{e}(ZeroExtend{e + 2}({el('a', e)}) + {ext('s', e + 2, el('b', e))})"
+            emit("add", cname("vsqadd", s, e, q), [("a", f"bv{w}"), ("b", f"bv{w}")], w, "usqadd", "complex", loop(w // e, [f"{out(e)} := {expr}"]))
+
+
+# ---- mul: polynomial (carry-less) multiply, 8-bit ----
+def clmul(x, y, bits, width):
+    return " ^ ".join(f"((ZeroExtend{width}({x}) << {k}) & (0 - ZeroExtend{width}({y.format(k)})))" for k in range(bits))
+
+
+for q in (False, True):
+    w = 128 if q else 64
+    emit("mul", f"vmul{'q' if q else ''}_p8", [("a", f"bv{w}"), ("b", f"bv{w}")], w, "pmul", "mul",
+         loop(w // 8, [f"{out(8)} := Truncate8({clmul(el('a', 8), 'b[j*8+{}]', 8, 16)})"]))
+for high in (False, True):
+    hb, w, hs = (64, 128, "_high") if high else (0, 64, "")
+    emit("mul", f"vmull{hs}_p8", [("a", f"bv{w}"), ("b", f"bv{w}")], 128, f"pmull{'2' if high else ''}", "mull",
+         loop(8, [f"{out(16)} := {clmul(el('a', 8, hb), 'b[' + str(hb) + '+j*8+{}]', 8, 16)}"]))
+
+
+# ---- table: byte lookups in 1 to 4 registers; out-of-range indexes give 0 (tbl) or keep a (tbx) ----
+for regs in (1, 2, 3, 4):
+    for s in "sup":
+        for kind in ("tbl", "tbx"):
+            for qt in (False, True):
+                # vtbl/vtbx: tables of 64-bit registers, 64-bit result; vqtbl/vqtbx: 128-bit registers, either result.
+                tw = (128 if qt else 64) * regs
+                nbytes = tw // 8
+                for qr in ((False, True) if qt else (False,)):
+                    w = 128 if qr else 64
+                    nm = f"v{'q' if qt else ''}{kind}{regs}{'q' if qr else ''}_{s}8"
+                    tb = f"sel := t >>u (ZeroExtend16({el('idx', 8)}) * 8)"
+                    hit = f"{el('idx', 8)} <u {nbytes}"
+                    val = f"sel[7:0] & (0 - ZeroExtend8({hit}))" if kind == "tbl" else f"{hit} ? sel[7:0] : {el('a', 8)}"
+                    pre = [("a", f"bv{w}")] if kind == "tbx" else []
+                    emit("table", nm, pre + [("t", f"bv{tw}"), ("idx", f"bv{w}")], w, kind, "perm", loop(w // 8, [tb, f"{out(8)} := {val}"]))
