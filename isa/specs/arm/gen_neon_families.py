@@ -547,3 +547,81 @@ for regs in (1, 2, 3, 4):
                     val = f"sel[7:0] & (0 - ZeroExtend8({hit}))" if kind == "tbl" else f"{hit} ? sel[7:0] : {el('a', 8)}"
                     pre = [("a", f"bv{w}")] if kind == "tbx" else []
                     emit("table", nm, pre + [("t", f"bv{tw}"), ("idx", f"bv{w}")], w, kind, "perm", loop(w // 8, [tb, f"{out(8)} := {val}"]))
+
+
+# ---- scalar: AArch64's one-element forms (vqaddb_s8, vshrd_n_s64, vqmovnh_s16, ...) ----
+L = {8: "b", 16: "h", 32: "s", 64: "d"}
+
+
+def scalar(base, mnem, cost, types, nargs, expr, ret=lambda e: e, imm=None, feat="neon", sfx=""):
+    for s, e in types:
+        ps = [(n, f"bv{e}") for n in "abc"[:nargs]]
+        if imm:
+            lo, hi = imm(e)
+            ps.append(("n", f"imm{immw(hi)} in {lo} to {hi}"))
+        emit("scalar", f"{base}{L[e]}{sfx}_{s}{e}", ps, ret(e), mnem(s), cost, f"dst := {expr(s, e)}\n", feat)
+
+
+S64 = [("s", 64), ("u", 64)]
+SQ = [t for t in H32 if t[0] == "s"]
+scalar("vqadd", mn("sqadd", "uqadd"), "complex", ALL, 2, lambda s, e: sat(s, e, f"{ext(s, e + 1, 'a')} + {ext(s, e + 1, 'b')}"))
+scalar("vqsub", mn("sqsub", "uqsub"), "complex", ALL, 2,
+       lambda s, e: (f"SaturateS{e}" if s == "s" else f"SaturateSU{e}") + f"({ext(s, e + 1, 'a')} - {ext(s, e + 1, 'b')})")
+scalar("vadd", mn("add"), "basic", S64, 2, lambda s, e: "a + b")
+scalar("vsub", mn("sub"), "basic", S64, 2, lambda s, e: "a - b")
+scalar("vqabs", mn("sqabs"), "complex", SIGNED, 1, lambda s, e: f"SaturateS{e}(a <s 0 ? 0 - {ext(s, e + 1, 'a')} : {ext(s, e + 1, 'a')})")
+scalar("vqneg", mn("sqneg"), "complex", SIGNED, 1, lambda s, e: f"SaturateS{e}(0 - {ext(s, e + 1, 'a')})")
+scalar("vabs", mn("abs"), "basic", [("s", 64)], 1, lambda s, e: "a <s 0 ? 0 - a : a")
+scalar("vneg", mn("neg"), "basic", [("s", 64)], 1, lambda s, e: "0 - a")
+scalar("vqdmulh", mn("sqdmulh"), "qdmul", SQ, 2, lambda s, e: qdmulh("a", "b", e, False))
+scalar("vqrdmulh", mn("sqrdmulh"), "qdmul", SQ, 2, lambda s, e: qdmulh("a", "b", e, True))
+scalar("vqdmull", mn("sqdmull"), "qdmul", SQ, 2, lambda s, e: qdmull("a", "b", e), ret=lambda e: 2 * e)
+scalar("vqrdmlah", mn("sqrdmlah"), "qdmul", SQ, 3, lambda s, e: qrdmlah("a", "b", "c", e, False), feat="rdm")
+scalar("vqrdmlsh", mn("sqrdmlsh"), "qdmul", SQ, 3, lambda s, e: qrdmlah("a", "b", "c", e, True), feat="rdm")
+scalar("vuqadd", mn("suqadd"), "complex", SIGNED, 2, lambda s, e: f"SaturateS{e}({ext('s', e + 2, 'a')} + ZeroExtend{e + 2}(b))")
+scalar("vsqadd", mn("usqadd"), "complex", [t for t in ALL if t[0] == "u"], 2, lambda s, e: f"SaturateSU{e}(ZeroExtend{e + 2}(a) + {ext('s', e + 2, 'b')})")
+# Narrowing: the suffix names the wide type (vqmovnh_s16 gives an int8_t).
+scalar("vqmovn", mn("sqxtn", "uqxtn"), "qmovn", NARROWABLE, 1, lambda s, e: sat(s, e // 2, "a"), ret=lambda e: e // 2)
+scalar("vqmovun", mn("sqxtun"), "qmovn", [t for t in NARROWABLE if t[0] == "s"], 1, lambda s, e: f"SaturateSU{e // 2}(a)", ret=lambda e: e // 2)
+# Shifts by immediate.
+scalar("vshr", mn("sshr", "ushr"), "shift", S64, 1, lambda s, e: f"a {sh(s)} n", imm=lambda e: (1, e), sfx="_n")
+scalar("vshl", mn("shl"), "shift", S64, 1, lambda s, e: "a << n", imm=lambda e: (0, e - 1), sfx="_n")
+scalar("vrshr", mn("srshr", "urshr"), "shiftc", S64, 1, lambda s, e: rshr("a", s, e), imm=lambda e: (1, e), sfx="_n")
+scalar("vsra", mn("ssra", "usra"), "shiftacc", S64, 2, lambda s, e: f"a + (b {sh(s)} n)", imm=lambda e: (1, e), sfx="_n")
+scalar("vrsra", mn("srsra", "ursra"), "shiftacc", S64, 2, lambda s, e: f"a + {rshr('b', s, e)}", imm=lambda e: (1, e), sfx="_n")
+scalar("vqshl", mn("sqshl", "uqshl"), "shiftc", ALL, 1, lambda s, e: sat(s, e, f"{ext(s, 2 * e, 'a')} << n"), imm=lambda e: (0, e - 1), sfx="_n")
+scalar("vqshlu", mn("sqshlu"), "shiftc", SIGNED, 1, lambda s, e: f"SaturateSU{e}({ext(s, 2 * e, 'a')} << n)", imm=lambda e: (0, e - 1), sfx="_n")
+scalar("vsli", mn("sli"), "shiftacc", S64, 2, lambda s, e: f"(b << n) | ((a << ({e} - ZeroExtend{e}(n))) >>u ({e} - ZeroExtend{e}(n)))", imm=lambda e: (0, e - 1), sfx="_n")
+scalar("vsri", mn("sri"), "shiftacc", S64, 2, lambda s, e: f"(b >>u n) | ((a >>u ({e} - ZeroExtend{e}(n))) << ({e} - ZeroExtend{e}(n)))", imm=lambda e: (1, e), sfx="_n")
+for base, mnem, f, types in (("vqshrn", mn("sqshrn", "uqshrn"), lambda s, e: sat(s, e // 2, f"a {sh(s)} n"), NARROWABLE),
+                             ("vqrshrn", mn("sqrshrn", "uqrshrn"), lambda s, e: sat(s, e // 2, rshr_wide("a", s, e)), NARROWABLE),
+                             ("vqshrun", mn("sqshrun"), lambda s, e: f"SaturateSU{e // 2}(a >>s n)", [t for t in NARROWABLE if t[0] == "s"]),
+                             ("vqrshrun", mn("sqrshrun"), lambda s, e: f"SaturateSU{e // 2}({rshr_wide('a', 's', e)})", [t for t in NARROWABLE if t[0] == "s"])):
+    scalar(base, mnem, "shiftc", types, 1, f, ret=lambda e: e // 2, imm=lambda e: (1, e // 2), sfx="_n")
+# Shifts by register (the count is the signed low byte of b).
+scalar("vshl", mn("sshl", "ushl"), "shift", S64, 2, lambda s, e: shl_reg("a", "b[7:0]", s, e))
+scalar("vrshl", mn("srshl", "urshl"), "shiftc", S64, 2, lambda s, e: rshl_reg("a", "b[7:0]", s, e, False))
+scalar("vqshl", mn("sqshl", "uqshl"), "shiftc", ALL, 2, lambda s, e: qshl_reg("a", "b[7:0]", s, e))
+scalar("vqrshl", mn("sqrshl", "uqrshl"), "shiftc", ALL, 2, lambda s, e: rshl_reg("a", "b[7:0]", s, e, True))
+# Compares and tests (64-bit).
+scalar("vceq", mn("cmeq"), "cmp", S64, 2, lambda s, e: mask(e, "a == b"))
+scalar("vtst", mn("cmtst"), "cmp", S64, 2, lambda s, e: mask(e, "(a & b) != 0"))
+for op, ms, mu in (("ge", "cmge", "cmhs"), ("gt", "cmgt", "cmhi"), ("le", "cmge", "cmhs"), ("lt", "cmgt", "cmhi")):
+    scalar(f"vc{op}", mn(ms, mu), "cmp", S64, 2, lambda s, e, op=op: mask(e, f"a {cmpop(op, s)} b"))
+    scalar(f"vc{op}z", mn(f"cm{op}"), "cmp", [("s", 64)], 1, lambda s, e, op=op: mask(e, f"a {cmpop(op, 's')} 0"))
+scalar("vceqz", mn("cmeq"), "cmp", S64, 1, lambda s, e: mask(e, "a == 0"))
+# Pairwise add of a 2-lane vector to a scalar.
+for s in "su":
+    emit("scalar", f"vpaddd_{s}64", [("a", "bv128")], 64, "addp", "reduce", "dst := a[63:0] + a[127:64]\n")
+
+
+# ---- dup: copy one lane into another (two immediates) ----
+for s, e in ALL + POLY:
+    for qd in (False, True):
+        for qs in (False, True):
+            w, vw = (128 if qd else 64), (128 if qs else 64)
+            n, m = w // e, vw // e
+            nm = f"vcopy{'q' if qd else ''}_lane{'q' if qs else ''}_{s}{e}"
+            body = f"sel := b >>u (ZeroExtend16(lane2) * {e})\n" + loop(n, [f"{out(e)} := lane1 == j ? sel[{e - 1}:0] : {el('a', e)}"])
+            emit("dup", nm, [("a", f"bv{w}"), ("lane1", f"imm{immw(n - 1)} in 0 to {n - 1}"), ("b", f"bv{vw}"), ("lane2", f"imm{immw(m - 1)} in 0 to {m - 1}")],
+                 w, "ins", "ins", body)
