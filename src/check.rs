@@ -5,7 +5,9 @@
 //! instruction (same mnemonic and operands, another encoding: the VEX
 //! AVX-VNNI dot products against their EVEX AVX512-VNNI forms), and
 //! `skipped` otherwise. The statuses go to `<specs>/STATUS.tsv`, which
-//! everything downstream reads.
+//! everything downstream reads. ARM specs run under qemu-aarch64
+//! (`misaal_verifier::qemu`), all cases of all specs batched up front, and
+//! a spec that agreed is `emulator`.
 
 use crate::{Outcome, SpecArgs, load};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -625,3 +625,6 @@ for s, e in ALL + POLY:
             body = f"sel := b >>u (ZeroExtend16(lane2) * {e})\n" + loop(n, [f"{out(e)} := lane1 == j ? sel[{e - 1}:0] : {el('a', e)}"])
             emit("dup", nm, [("a", f"bv{w}"), ("lane1", f"imm{immw(n - 1)} in 0 to {n - 1}"), ("b", f"bv{vw}"), ("lane2", f"imm{immw(m - 1)} in 0 to {m - 1}")],
                  w, "ins", "ins", body)
+# Bit reverse within each byte.
+unary("bits", "vrbit", mn("rbit"), "basic", [("s", 8), ("u", 8), ("p", 8)],
+      lambda a, s, e: "Concat(" + ", ".join(f"a[j*8+{k}]" for k in range(8)) + ")")
