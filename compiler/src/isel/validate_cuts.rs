@@ -74,22 +74,28 @@ pub(super) fn prove_by_cuts(
     // The widths selected nodes have: the piece sizes worth hashing.
     let pieces: BTreeSet<u32> = sel_order.iter().filter(|&&d| computes(d)).map(|&d| width(&val_sel, d)).collect();
     // A source piece for each signature (the first, children before
-    // parents). A piece whose value repeats within its node (a broadcast) is
-    // ambiguous: cut as one piece, it would stand for another that the
-    // source reads, so such pieces are not cut.
+    // parents). A node whose value repeats piecewise (a broadcast) is not
+    // cut at all: a selected node may read any of its equal pieces (the low
+    // half of a vpbroadcastb where the source reads the high one), and a
+    // cut makes them different values.
     let mut by_sig: HashMap<u64, Piece> = HashMap::new();
     for &n in src_order {
         if matches!(src[n].op, Op::Const { .. }) {
             continue;
         }
         let w = width(&val_src, n);
-        for &p in pieces.iter().filter(|&&p| p <= w && w % p == 0) {
-            let sigs: Vec<u64> = (0..w / p).map(|k| hash(&mut val_src[&n].iter().map(|v| v.extract(k * p + p - 1, k * p)))).collect();
-            for (k, &sig) in sigs.iter().enumerate() {
-                if sigs.iter().filter(|&&x| x == sig).count() == 1 {
-                    by_sig.entry(sig).or_insert(Piece { node: n, hi: k as u32 * p + p - 1, lo: k as u32 * p });
-                }
-            }
+        let cuts: Vec<(u64, Piece)> = pieces
+            .iter()
+            .filter(|&&p| p <= w && w % p == 0)
+            .flat_map(|&p| (0..w / p).map(move |k| (k * p + p - 1, k * p)))
+            .map(|(hi, lo)| (hash(&mut val_src[&n].iter().map(|v| v.extract(hi, lo))), Piece { node: n, hi, lo }))
+            .collect();
+        let repeats = |p: &Piece, sig: u64| cuts.iter().any(|(s, q)| *s == sig && q.hi - q.lo == p.hi - p.lo && q.lo != p.lo);
+        if cuts.iter().any(|(sig, p)| repeats(p, *sig)) {
+            continue;
+        }
+        for (sig, p) in cuts {
+            by_sig.entry(sig).or_insert(p);
         }
     }
     let src_root = *src_order.last()?;
@@ -98,6 +104,8 @@ pub(super) fn prove_by_cuts(
     if hash(&mut val_sel[&sel_root].iter().cloned()) != hash(&mut val_src[&src_root].iter().cloned()) {
         return None;
     }
+    // `MISAAL_VALIDATE_TRACE=1`: each cut tried, for finding why a root is slow.
+    let trace = std::env::var_os("MISAAL_VALIDATE_TRACE").is_some();
     // Selected nodes proved equal to their source piece.
     let mut proved: HashMap<usize, Piece> = HashMap::new();
     for &d in sel_order {
@@ -112,7 +120,12 @@ pub(super) fn prove_by_cuts(
                 None => continue,
             }
         };
+        let started = std::time::Instant::now();
         let ok = prove_piece(target, sel, d, piece, &proved, vars, &val_src, opts, d == sel_root);
+        if trace {
+            let verdict = if ok { "proved" } else { "not cut" };
+            eprintln!("validate trace: selected node {d} ({}) = bits {}..{} of source node {} ({}): {verdict} in {:.3} s", dag[d].op, piece.hi, piece.lo, piece.node, src[piece.node].op, started.elapsed().as_secs_f64());
+        }
         if d == sel_root {
             return ok.then_some(Verdict::Proved);
         }
@@ -143,15 +156,67 @@ fn prove_piece(
     let in_src: HashSet<usize> = src_cone.iter().copied().collect();
     // Only source nodes a proved selected node below `d` lies in are cut:
     // cutting others would free a value one side still ties to its inputs.
+    let cands: Vec<(usize, Piece)> = sel_cone
+        .iter()
+        .filter_map(|&d2| proved.get(&d2).map(|&p2| (d2, p2)))
+        .filter(|&(d2, p2)| d2 != d && p2.node != piece.node && in_src.contains(&p2.node))
+        .collect();
+    let attempt = |cands: &[(usize, Piece)]| attempt_cuts(target, sel, piece, cands, &src_cone, &sel_cone, vars, val_src, opts, root);
+    if attempt(&cands) {
+        return true;
+    }
+    // A selected cut can stand for a source node hidden below another cut
+    // (softmax's y = 0 - m: the selection reads m and y, the source only
+    // y), and the cut of y forgets that it is 0 - m. Retry with each such
+    // source cut (on the frontier reached from the piece without passing
+    // another cut) left uncut, which keeps the tie and every other cut.
+    let frontier = |start: usize, nodes: &[Node], is_cut: &dyn Fn(usize) -> bool| {
+        let (mut out, mut seen, mut stack) = (HashSet::new(), HashSet::new(), vec![start]);
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if n != start && is_cut(n) {
+                out.insert(n);
+            } else {
+                stack.extend(nodes[n].kids.iter().copied());
+            }
+        }
+        out
+    };
+    let cut_src: HashSet<usize> = cands.iter().map(|(_, p)| p.node).collect();
+    let cut_sel: HashMap<usize, usize> = cands.iter().map(|&(d2, p)| (d2, p.node)).collect();
+    let src_front = frontier(piece.node, src, &|n| cut_src.contains(&n));
+    let read: HashSet<usize> = frontier(d, dag, &|n| cut_sel.contains_key(&n)).iter().map(|d2| cut_sel[d2]).collect();
+    let upper: HashSet<usize> =
+        src_front.iter().copied().filter(|&f| postorder(src, f).is_ok_and(|cone| cone.iter().any(|n| *n != f && read.contains(n)))).collect();
+    if upper.is_empty() {
+        return false;
+    }
+    let kept: Vec<(usize, Piece)> = cands.iter().copied().filter(|(_, p)| !upper.contains(&p.node)).collect();
+    attempt(&kept)
+}
+
+/// [`prove_piece`] with the selected nodes `cands` cut at their pieces.
+#[allow(clippy::too_many_arguments)]
+fn attempt_cuts(
+    target: &Target,
+    sel: &Selection,
+    piece: Piece,
+    cands: &[(usize, Piece)],
+    src_cone: &[usize],
+    sel_cone: &[usize],
+    vars: &[(&str, i64)],
+    val_src: &HashMap<usize, Vec<BitVec>>,
+    opts: &ValidateOptions,
+    root: bool,
+) -> bool {
+    let (src, dag) = (&sel.source.nodes, &sel.dag);
     let mut names: Vec<(String, i64)> = Vec::new();
     let mut operand: HashMap<usize, u16> = HashMap::new();
     let mut src_cuts: HashMap<usize, Cut> = HashMap::new();
     let mut sel_cuts: HashMap<usize, Cut> = HashMap::new();
-    for &d2 in &sel_cone {
-        let Some(&p2) = proved.get(&d2) else { continue };
-        if d2 == d || p2.node == piece.node || !in_src.contains(&p2.node) {
-            continue;
-        }
+    for &(d2, p2) in cands {
         let w = val_src[&p2.node][0].width();
         let op = match operand.get(&p2.node) {
             Some(&op) => op,
@@ -179,7 +244,7 @@ fn prove_piece(
     all.extend(names.iter().map(|(n, w)| (n.as_str(), *w)));
     let w = val_src[&piece.node][0].width();
     let top = (piece.lo != 0 || piece.hi + 1 != w).then_some((piece.hi, piece.lo));
-    let (Ok(a), Ok(b)) = (side(target, src, &src_cone, &all, &src_cuts, top), side(target, dag, &sel_cone, &all, &sel_cuts, None)) else { return false };
+    let (Ok(a), Ok(b)) = (side(target, src, src_cone, &all, &src_cuts, top), side(target, dag, sel_cone, &all, &sel_cuts, None)) else { return false };
     if a.result_width != b.result_width {
         return false;
     }
