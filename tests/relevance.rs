@@ -87,11 +87,10 @@ fn the_cli_writes_the_csv_and_refuses_unbuilt_phases() {
     if !dpbusd_verified {
         assert!(!csv.contains("_dpbusd_"), "an unverified spec reached synthesis");
     }
-    for phase in ["enumerate", "abstract"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).args(["synth", "--target", "x86", "--phase", phase]).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{phase}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("not built yet"));
-    }
+    // Enumeration is built (tests/synth_enumerate.rs runs it); abstraction is not.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).args(["synth", "--target", "x86", "--phase", "abstract"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not built yet"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
