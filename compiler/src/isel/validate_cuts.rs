@@ -35,6 +35,18 @@ const CASES: usize = 12;
 const PIECE_CASES: usize = 256;
 const PIECE_MS: u32 = 5_000;
 
+/// What every piece's proof of one root reads.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    target: &'a Target,
+    sel: &'a Selection,
+    /// The root's leaves, as the source names them.
+    vars: &'a [(&'a str, i64)],
+    /// Each source node's values on the random cases (their widths too).
+    val_src: &'a HashMap<usize, Vec<BitVec>>,
+    opts: &'a ValidateOptions,
+}
+
 /// Bits `hi..=lo` of source node `node`: where a selected node's value
 /// lies. Legalization splits wide source values into register-sized
 /// pieces, so most selected nodes compute a piece, not a whole node.
@@ -106,6 +118,7 @@ pub(super) fn prove_by_cuts(
     }
     // `MISAAL_VALIDATE_TRACE=1`: each cut tried, for finding why a root is slow.
     let trace = std::env::var_os("MISAAL_VALIDATE_TRACE").is_some();
+    let ctx = Ctx { target, sel, vars, val_src: &val_src, opts };
     // Selected nodes proved equal to their source piece.
     let mut proved: HashMap<usize, Piece> = HashMap::new();
     for &d in sel_order {
@@ -121,7 +134,7 @@ pub(super) fn prove_by_cuts(
             }
         };
         let started = std::time::Instant::now();
-        let ok = prove_piece(target, sel, d, piece, &proved, vars, &val_src, opts, d == sel_root);
+        let ok = prove_piece(&ctx, d, piece, &proved, d == sel_root);
         if trace {
             let verdict = if ok { "proved" } else { "not cut" };
             eprintln!("validate trace: selected node {d} ({}) = bits {}..{} of source node {} ({}): {verdict} in {:.3} s", dag[d].op, piece.hi, piece.lo, piece.node, src[piece.node].op, started.elapsed().as_secs_f64());
@@ -139,19 +152,8 @@ pub(super) fn prove_by_cuts(
 /// Whether selected node `d` computes `piece`, with the proved pieces below
 /// both cut: a source node one of them lies in becomes a fresh operand, and
 /// each proved selected node below `d` that operand's bits.
-#[allow(clippy::too_many_arguments)]
-fn prove_piece(
-    target: &Target,
-    sel: &Selection,
-    d: usize,
-    piece: Piece,
-    proved: &HashMap<usize, Piece>,
-    vars: &[(&str, i64)],
-    val_src: &HashMap<usize, Vec<BitVec>>,
-    opts: &ValidateOptions,
-    root: bool,
-) -> bool {
-    let (src, dag) = (&sel.source.nodes, &sel.dag);
+fn prove_piece(ctx: &Ctx, d: usize, piece: Piece, proved: &HashMap<usize, Piece>, root: bool) -> bool {
+    let (src, dag) = (&ctx.sel.source.nodes, &ctx.sel.dag);
     let (Ok(src_cone), Ok(sel_cone)) = (postorder(src, piece.node), postorder(dag, d)) else { return false };
     let in_src: HashSet<usize> = src_cone.iter().copied().collect();
     // Only source nodes a proved selected node below `d` lies in are cut:
@@ -161,7 +163,7 @@ fn prove_piece(
         .filter_map(|&d2| proved.get(&d2).map(|&p2| (d2, p2)))
         .filter(|&(d2, p2)| d2 != d && p2.node != piece.node && in_src.contains(&p2.node))
         .collect();
-    let attempt = |cands: &[(usize, Piece)]| attempt_cuts(target, sel, piece, cands, &src_cone, &sel_cone, vars, val_src, opts, root);
+    let attempt = |cands: &[(usize, Piece)]| attempt_cuts(ctx, piece, cands, &src_cone, &sel_cone, root);
     if attempt(&cands) {
         return true;
     }
@@ -198,19 +200,8 @@ fn prove_piece(
 }
 
 /// [`prove_piece`] with the selected nodes `cands` cut at their pieces.
-#[allow(clippy::too_many_arguments)]
-fn attempt_cuts(
-    target: &Target,
-    sel: &Selection,
-    piece: Piece,
-    cands: &[(usize, Piece)],
-    src_cone: &[usize],
-    sel_cone: &[usize],
-    vars: &[(&str, i64)],
-    val_src: &HashMap<usize, Vec<BitVec>>,
-    opts: &ValidateOptions,
-    root: bool,
-) -> bool {
+fn attempt_cuts(ctx: &Ctx, piece: Piece, cands: &[(usize, Piece)], src_cone: &[usize], sel_cone: &[usize], root: bool) -> bool {
+    let Ctx { target, sel, vars, val_src, opts } = *ctx;
     let (src, dag) = (&sel.source.nodes, &sel.dag);
     let mut names: Vec<(String, i64)> = Vec::new();
     let mut operand: HashMap<usize, u16> = HashMap::new();
