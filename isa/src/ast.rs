@@ -30,6 +30,22 @@ impl std::fmt::Display for Ty {
     }
 }
 
+/// How a value sits in registers, beyond its width. Every form is a plain
+/// bit-vector to the DAG, the evaluator and Z3; the form only tells oracles
+/// and code generators how to pass it, and lets a spec name a pair's halves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Form {
+    #[default]
+    Plain,
+    /// `pairN`: two N-bit registers (an HVX vector pair), a 2N-bit value
+    /// whose low half is the lo register and high half the hi register;
+    /// `x.lo` and `x.hi` name the halves.
+    Pair,
+    /// `predN`: a predicate register (an HVX Q register) of N bits, one bit
+    /// per byte of a vector; its type is `maskN`.
+    Pred,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
     pub name: String,
@@ -41,6 +57,8 @@ pub struct Param {
     /// where the intrinsic accepts fewer than its width holds (ARM's
     /// `vshr_n_s8` takes 1..8). Oracles and case generators stay inside it.
     pub range: Option<(u64, u64)>,
+    /// `pairN` or `predN` rather than `bvN`/`maskN`.
+    pub form: Form,
     pub span: Span,
 }
 
@@ -57,6 +75,8 @@ pub struct Instr {
     pub name: String,
     pub params: Vec<Param>,
     pub ret: Ty,
+    /// The result's form (`-> pair1024`, `-> pred128`).
+    pub ret_form: Form,
     pub target: String,
     pub features: Vec<String>,
     pub mnemonic: String,
@@ -83,6 +103,7 @@ impl Instr {
             name: self.name.clone(),
             params: self.params.clone(),
             ret: self.ret,
+            ret_form: self.ret_form,
             target: self.target.clone(),
             features: self.features.clone(),
             mnemonic: self.mnemonic.clone(),
@@ -119,6 +140,8 @@ pub enum Stmt {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LValue {
     pub name: String,
+    /// `dst.lo[..]` / `dst.hi[..]` of a pair: `Some(false)` lo, `Some(true)` hi.
+    pub half: Option<bool>,
     pub index: Option<Index>,
     pub span: Span,
 }
@@ -203,6 +226,8 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     Index(Box<Expr>, Index),
+    /// `x.lo` (`false`) or `x.hi` (`true`) of a pair.
+    Half(String, bool),
 }
 
 #[derive(Clone, Debug, Default)]

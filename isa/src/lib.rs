@@ -27,7 +27,10 @@
 //!   Operand order is the intrinsic's argument order. Types: `bvN` (a vector
 //!   or scalar of N bits), `maskN` (an AVX-512 mask register), `immN` (an
 //!   immediate; the x86 oracle tries all 2^N values; `immN in LO to HI`
-//!   narrows it to the values the intrinsic accepts). Features are Rust
+//!   narrows it to the values the intrinsic accepts), and for HVX `pairN`
+//!   (a vector pair: a `bv(2N)` whose halves `x.lo`, `x.hi` are the lo and
+//!   hi registers; `dst.lo[h:l] := e` writes into a half) and `predN` (a Q
+//!   register: a `maskN`, one bit per byte of the vector). Features are Rust
 //!   `target_feature` names with `.` written `_` (`sse4_1`, `avx512bw`,
 //!   `avx512vl`, `avxvnni`). The optional `cost` line gives latency and
 //!   reciprocal throughput in cycles and where they came from. The body runs

@@ -7,10 +7,10 @@
 //!           ('cost' 'latency' NUM 'throughput' NUM 'source' STRING NL)?
 //!           stmt*                      -- up to the next 'instr', 'def' or end of file
 //! def    := 'def' NAME '(' params ')' '->' type NL stmt*
-//! type   := bvN | maskN | immN
+//! type   := bvN | maskN | immN | pairN | predN   -- pairN is 2N bits, its halves x.lo / x.hi
 //! stmt   := 'FOR' VAR ':=' expr ('to' | 'downto') expr NL stmt* 'ENDFOR'
 //!         | 'IF' expr 'THEN'? stmt* ('ELSE' 'IF' ... | 'ELSE' stmt*)? 'FI'
-//!         | NAME ('[' expr (':' expr)? ']')? ':=' expr
+//!         | NAME ('.' ('lo' | 'hi'))? ('[' expr (':' expr)? ']')? ':=' expr
 //!         | 'RETURN' expr
 //! expr   := or ('?' expr ':' expr)?
 //! or     := xor ('OR' xor)*                xor := and ('XOR' and)*
@@ -21,7 +21,7 @@
 //! add    := mul (('+' | '-') mul)*         mul := unary (('*' | '/u' | '%u') unary)*
 //! unary  := ('-' | 'NOT' | '~') unary | postfix
 //! postfix:= primary ('[' expr (':' expr)? ']')*
-//! primary:= NUM | NAME | NAME '(' args ')' | '(' expr ')'
+//! primary:= NUM | NAME | NAME '.' ('lo' | 'hi') | NAME '(' args ')' | '(' expr ')'
 //! ```
 
 use crate::ast::*;
@@ -139,27 +139,35 @@ impl Parser {
     }
 
     fn ty(&mut self) -> PResult<Ty> {
+        Ok(self.formed_ty()?.0)
+    }
+
+    /// A type and its register form: `pairN` is a `bv(2N)` held in two
+    /// N-bit registers, `predN` a `maskN` held in a predicate register.
+    fn formed_ty(&mut self) -> PResult<(Ty, Form)> {
         let span = self.span();
-        let bad = |p: &Self| p.err(span, format!("expected a type (bvN, maskN or immN), found {}", p.peek().describe()));
+        let bad = |p: &Self| p.err(span, format!("expected a type (bvN, maskN or immN), found {} (or pairN, predN: a register pair, a predicate)", p.peek().describe()));
         let Tok::Ident(s) = self.peek().clone() else { return bad(self) };
         let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
         let (kind, digits) = s.split_at(split);
         let Ok(w) = digits.parse::<u32>() else { return bad(self) };
-        let ty = match kind {
-            "bv" => Ty::Bv(w),
-            "mask" => Ty::Mask(w),
-            "imm" => Ty::Imm(w),
+        let (ty, form) = match kind {
+            "bv" => (Ty::Bv(w), Form::Plain),
+            "mask" => (Ty::Mask(w), Form::Plain),
+            "imm" => (Ty::Imm(w), Form::Plain),
+            "pair" => (Ty::Bv(w.saturating_mul(2)), Form::Pair),
+            "pred" => (Ty::Mask(w), Form::Pred),
             _ => return bad(self),
         };
-        if w == 0 || w > crate::bitvec::MAX_WIDTH {
-            return self.err(span, format!("type `{s}` has width {w}; widths are 1 to {}", crate::bitvec::MAX_WIDTH));
+        if w == 0 || ty.width() > crate::bitvec::MAX_WIDTH {
+            return self.err(span, format!("type `{s}` is {} bits wide; widths are 1 to {}", ty.width(), crate::bitvec::MAX_WIDTH));
         }
         self.bump();
-        Ok(ty)
+        Ok((ty, form))
     }
 
     /// A type, or in a generic instruction `bv(EXPR)`.
-    fn sized_ty(&mut self, generic: bool) -> PResult<(Ty, Option<Expr>)> {
+    fn sized_ty(&mut self, generic: bool) -> PResult<(Ty, Form, Option<Expr>)> {
         if self.is_kw("bv") && *self.peek_at(1) == Tok::LParen {
             let span = self.span();
             if !generic {
@@ -169,9 +177,10 @@ impl Parser {
             self.bump();
             let e = self.expr()?;
             self.expect(Tok::RParen, "`)` after the width")?;
-            return Ok((Ty::Bv(0), Some(e)));
+            return Ok((Ty::Bv(0), Form::Plain, Some(e)));
         }
-        Ok((self.ty()?, None))
+        let (ty, form) = self.formed_ty()?;
+        Ok((ty, form, None))
     }
 
     fn generics(&mut self) -> PResult<Vec<String>> {
@@ -219,9 +228,9 @@ impl Parser {
                     return self.err(span, format!("parameter `{name}` is declared twice or shadows `dst`"));
                 }
                 self.expect(Tok::Colon, "`:` and a type")?;
-                let (ty, size) = self.sized_ty(generic)?;
+                let (ty, form, size) = self.sized_ty(generic)?;
                 let range = self.imm_range(ty)?;
-                ps.push(Param { name, ty, size, range, span });
+                ps.push(Param { name, ty, size, range, form, span });
                 if *self.peek() == Tok::Comma {
                     self.bump();
                 } else {
@@ -266,7 +275,7 @@ impl Parser {
         let generics = self.generics()?;
         let params = self.params_of(!generics.is_empty())?;
         self.expect(Tok::Arrow, "`->` and a result type")?;
-        let (ret, ret_size) = self.sized_ty(!generics.is_empty())?;
+        let (ret, ret_form, ret_size) = self.sized_ty(!generics.is_empty())?;
         self.expect(Tok::LBracket, "`[target feature mnemonic]`")?;
         let (target, _) = self.name("a target name (e.g. x86)")?;
         let mut features = vec![self.name("a CPUID feature (e.g. avx2)")?.0];
@@ -283,6 +292,7 @@ impl Parser {
             name,
             params,
             ret,
+            ret_form,
             target,
             features,
             mnemonic,
@@ -411,10 +421,26 @@ impl Parser {
             }
         }
         let (name, nspan) = self.name("a statement (FOR, IF, RETURN or an assignment)")?;
+        let half = self.half()?;
         let index = if *self.peek() == Tok::LBracket { Some(self.index()?) } else { None };
         self.expect(Tok::Assign, "`:=`")?;
         let value = self.expr()?;
-        Ok(Stmt::Assign { target: LValue { name, index, span: nspan }, value, span })
+        Ok(Stmt::Assign { target: LValue { name, half, index, span: nspan }, value, span })
+    }
+
+    /// `.lo` or `.hi` after a name: a half of a vector pair.
+    fn half(&mut self) -> PResult<Option<bool>> {
+        if *self.peek() != Tok::Dot {
+            return Ok(None);
+        }
+        self.bump();
+        match self.peek().clone() {
+            Tok::Ident(s) if s == "lo" || s == "hi" => {
+                self.bump();
+                Ok(Some(s == "hi"))
+            }
+            _ => self.unexpected("`lo` or `hi` after `.` (the halves of a vector pair)"),
+        }
     }
 
     fn for_stmt(&mut self) -> PResult<Stmt> {
@@ -647,6 +673,9 @@ impl Parser {
                     }
                     self.expect(Tok::RParen, "`,` or `)` after an argument")?;
                     return Ok(Expr { kind: ExprKind::Call(s, args), span });
+                }
+                if let Some(hi) = self.half()? {
+                    return Ok(Expr { kind: ExprKind::Half(s, hi), span });
                 }
                 Ok(Expr { kind: ExprKind::Var(s), span })
             }

@@ -80,6 +80,18 @@ struct Frame<'a> {
     /// `dst` in an instruction; in a function, RETURN writes this name.
     out: &'static str,
     out_width: u32,
+    /// Names declared as vector pairs (`pairN`), with the width of one
+    /// half: what `x.lo` / `x.hi` read and `dst.lo[..]` writes.
+    halves: HashMap<String, u32>,
+}
+
+/// The pair-typed names among `params` (and `out`, if its form is a pair).
+fn pair_halves(params: &[Param], out: Option<(&str, Ty, Form)>) -> HashMap<String, u32> {
+    let mut h: HashMap<String, u32> = params.iter().filter(|p| p.form == Form::Pair).map(|p| (p.name.clone(), p.ty.width() / 2)).collect();
+    if let Some((name, ty, Form::Pair)) = out {
+        h.insert(name.to_string(), ty.width() / 2);
+    }
+    h
 }
 
 pub struct Unroller<'a> {
@@ -100,7 +112,8 @@ pub fn unroll(instr: &Instr, defs: &HashMap<String, Def>) -> R<Semantics> {
     }
     let widths = instr.params.iter().map(|p| p.ty.width()).collect();
     let mut u = Unroller { defs, dag: Dag::new(widths), depth: 0, steps: 0 };
-    let mut f = Frame { file: &instr.file, env: HashMap::new(), out: "dst", out_width: instr.ret.width() };
+    let halves = pair_halves(&instr.params, Some(("dst", instr.ret, instr.ret_form)));
+    let mut f = Frame { file: &instr.file, env: HashMap::new(), out: "dst", out_width: instr.ret.width(), halves };
     for (g, v) in &instr.bindings {
         f.env.insert(g.clone(), Binding::LoopVar(*v));
     }
@@ -219,7 +232,7 @@ impl<'a> Unroller<'a> {
                 if f.out != RESULT {
                     return self.err(f, *span, "RETURN is only allowed in a `def`; an instruction writes `dst`");
                 }
-                let lv = LValue { name: RESULT.into(), index: None, span: *span };
+                let lv = LValue { name: RESULT.into(), half: None, index: None, span: *span };
                 self.assign(f, &lv, value, *span)
             }
         }
@@ -325,6 +338,9 @@ impl<'a> Unroller<'a> {
     }
 
     fn assign(&mut self, f: &mut Frame, target: &LValue, value: &Expr, span: Span) -> R<()> {
+        if let Some(hi) = target.half {
+            return self.assign_half(f, target, hi, value, span);
+        }
         let name = target.name.as_str();
         match f.env.get(name) {
             Some(Binding::Operand(_)) => return self.err(f, target.span, format!("cannot assign to operand `{name}`")),
@@ -381,6 +397,31 @@ impl<'a> Unroller<'a> {
             f.env.insert(name.to_string(), Binding::Bits(Bits { width: hi as u32 + 1, segs: BTreeMap::new() }));
         }
         self.write(f, name, hi as u32, lo as u32, node, span)
+    }
+
+    /// `p.lo[h:l] := e` / `p.hi := e`: the slice is relative to the half,
+    /// checked against the half's width, then written at its place in `p`.
+    fn assign_half(&mut self, f: &mut Frame, target: &LValue, hi_half: bool, value: &Expr, span: Span) -> R<()> {
+        let name = target.name.as_str();
+        let part = if hi_half { "hi" } else { "lo" };
+        let Some(&half) = f.halves.get(name) else {
+            return self.err(f, target.span, format!("`{name}.{part}` needs a vector pair (declared pairN); `{name}` is not one"));
+        };
+        let (h, l) = match &target.index {
+            None => (half as i128 - 1, 0),
+            Some(Index::Range(h, l)) => (self.int(f, h, "a constant slice bound in an assignment target")?, self.int(f, l, "a constant slice bound in an assignment target")?),
+            Some(Index::Bit(b)) => {
+                let i = self.int(f, b, "a constant bit index in an assignment target")?;
+                (i, i)
+            }
+        };
+        if l < 0 || h < l || h >= half as i128 {
+            return self.err(f, target.span, format!("slice [{h}:{l}] of `{name}.{part}` is out of range (a half is bv{half}, bits {}..0)", half - 1));
+        }
+        let off = if hi_half { half as i128 } else { 0 };
+        let num = |n: i128| Box::new(Expr { kind: ExprKind::Num(n), span: target.span });
+        let whole = LValue { name: target.name.clone(), half: None, index: Some(Index::Range(num(h + off), num(l + off))), span: target.span };
+        self.assign(f, &whole, value, span)
     }
 
     fn write(&mut self, f: &mut Frame, name: &str, hi: u32, lo: u32, node: NodeId, span: Span) -> R<()> {
@@ -505,6 +546,18 @@ impl<'a> Unroller<'a> {
                 self.index(f, src, idx, e.span)
             }
             ExprKind::Call(name, args) => self.call(f, name, args, e.span),
+            ExprKind::Half(name, hi) => {
+                let part = if *hi { "hi" } else { "lo" };
+                let Some(&half) = f.halves.get(name) else {
+                    return self.err(f, e.span, format!("`{name}.{part}` needs a vector pair (declared pairN); `{name}` is not one"));
+                };
+                let whole = Expr { kind: ExprKind::Var(name.clone()), span: e.span };
+                let Val::Bv(n) = self.expr(f, &whole)? else {
+                    return self.err(f, e.span, format!("`{name}` holds a compile-time integer, not a vector pair"));
+                };
+                let lo = if *hi { half } else { 0 };
+                Ok(Val::Bv(self.dag.slice(n, lo + half - 1, lo)))
+            }
         }
     }
 
@@ -683,7 +736,8 @@ impl<'a> Unroller<'a> {
             }
             env.insert(p.name.clone(), Binding::Operand(n));
         }
-        let mut callee = Frame { file: &def.file, env, out: RESULT, out_width: def.ret.width() };
+        let halves = pair_halves(&def.params, None);
+        let mut callee = Frame { file: &def.file, env, out: RESULT, out_width: def.ret.width(), halves };
         self.depth += 1;
         let r = self.block(&mut callee, &def.body);
         self.depth -= 1;
