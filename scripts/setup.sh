@@ -27,6 +27,13 @@ command -v clang >/dev/null || need_apt+=(clang)
 command -v qemu-aarch64 >/dev/null || need_apt+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -f /usr/aarch64-linux-gnu/include/stdio.h ] || need_apt+=(libc6-dev-arm64-cross)
+# Hexagon HVX specs are checked under qemu-hexagon (misaal isa check --target
+# hvx, from qemu-user above): freestanding C harnesses built by clang 19 for
+# hexagon-unknown-none-elf and linked by ld.lld 19 (no Hexagon libc needed);
+# llvm-19 brings llvm-objdump-19 for the static packet counts.
+command -v clang-19 >/dev/null || need_apt+=(clang-19)
+command -v ld.lld-19 >/dev/null || need_apt+=(lld-19)
+command -v llvm-objdump-19 >/dev/null || need_apt+=(llvm-19)
 if ((${#need_apt[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     echo "setup: installing ${need_apt[*]} with apt-get"
