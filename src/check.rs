@@ -6,8 +6,10 @@
 //! AVX-VNNI dot products against their EVEX AVX512-VNNI forms), and
 //! `skipped` otherwise. The statuses go to `<specs>/STATUS.tsv`, which
 //! everything downstream reads. ARM specs run under qemu-aarch64
-//! (`misaal_verifier::qemu`), all cases of all specs batched up front, and
-//! a spec that agreed is `emulator`.
+//! (`misaal_verifier::qemu`) and HVX specs under qemu-hexagon
+//! (`misaal_verifier::hexagon`, freestanding harnesses built by clang 19),
+//! all cases of all specs batched up front; a spec that agreed is
+//! `emulator`.
 
 use crate::{Outcome, SpecArgs, load};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +17,7 @@ use misaal_isa::status::{SpecStatus, StatusRow, StatusTable, digest};
 use misaal_isa::{Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, X86Silicon, check_against};
+use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, Verdict, X86Silicon, check_against};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -37,8 +39,8 @@ const TWIN_TIMEOUT_MS: u32 = 60_000;
 
 pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     let CheckArgs { family, filter, cfg, out, jobs, status } = args;
-    if spec.target != "x86" && spec.target != "arm" {
-        return Err(format!("error: no oracle for target `{}` yet; x86 is checked on silicon, arm under qemu", spec.target));
+    if !["x86", "arm", "hvx"].contains(&spec.target.as_str()) {
+        return Err(format!("error: no oracle for target `{}`; x86 is checked on silicon, arm and hvx under qemu", spec.target));
     }
     if cfg.cases == 0 {
         return Err("error: --cases must be at least 1: a spec is `silicon` only after agreeing with the CPU on cases that ran".into());
@@ -67,9 +69,19 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     } else {
         None
     };
-    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match &arm {
-        Some(q) => (q, SpecStatus::Emulator, q.evidence.clone()),
-        None => (&X86Silicon, SpecStatus::Silicon, cpu_model()),
+    // HVX likewise: one freestanding harness, batched under qemu-hexagon.
+    let hvx = if spec.target == "hvx" {
+        let instrs: Vec<&Instr> = todo.iter().map(|(i, _)| i.as_ref()).collect();
+        let q = HvxQemu::new(&instrs).map_err(|e| format!("error: cannot check HVX specs: {e}"))?;
+        q.prefetch(&instrs, &cfg, jobs);
+        Some(q)
+    } else {
+        None
+    };
+    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match (&arm, &hvx) {
+        (Some(q), _) => (q, SpecStatus::Emulator, q.evidence.clone()),
+        (_, Some(q)) => (q, SpecStatus::Emulator, q.evidence.clone()),
+        _ => (&X86Silicon, SpecStatus::Silicon, cpu_model()),
     };
     let pb = ProgressBar::new(todo.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
@@ -121,8 +133,8 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     // Twins: a skipped spec proven equal to a spec verified in this run (or
     // in the table, unchanged since) counts as verified.
     let verified_now: BTreeMap<String, SpecStatus> = outcomes.iter().filter(|o| o.status.is_verified()).map(|o| (o.row.intrinsic.clone(), o.status)).collect();
-    // (x86 only: no ARM spec has a second encoding.)
-    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && arm.is_none()) {
+    // (x86 only: no ARM or HVX spec has a second encoding.)
+    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && spec.target == "x86") {
         let (i, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
         if let Some(twin) = find_twin(&lib, &table, &verified_now, i, sem) {
             o.status = SpecStatus::ProvenTwin;

@@ -1,5 +1,5 @@
-//! Verification: oracles for instruction semantics (this CPU for x86, and
-//! qemu-aarch64 for ARM NEON; the [`oracle::Oracle`] interface takes
+//! Verification: oracles for instruction semantics (this CPU for x86,
+//! qemu-aarch64 for ARM NEON and qemu-hexagon for HVX; the [`oracle::Oracle`] interface takes
 //! batches, since an emulator pays per process),
 //! quickcheck-driven differential testing against the concrete evaluator,
 //! mutants, class membership, Z3 proofs, and rule audits.
@@ -13,6 +13,7 @@
 pub mod audit;
 pub mod compose;
 pub mod differential;
+pub mod hexagon;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
@@ -20,6 +21,7 @@ pub mod qemu;
 pub mod silicon;
 pub mod smt;
 
+pub use hexagon::HvxQemu;
 pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, cases_for, check_against};
 pub use oracle::{Oracle, OracleError};
 pub use qemu::ArmQemu;
