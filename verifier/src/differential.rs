@@ -67,7 +67,10 @@ pub struct CaseGen {
 
 const ELEMENT_WIDTHS: [u32; 4] = [8, 16, 32, 64];
 
-fn edge_values(e: u32) -> [BitVec; 7] {
+/// The edge values of an `e`-bit element: 0, all ones, MIN, MAX, the two
+/// alternating bit patterns, and 1. Public so that translation validation
+/// refutes with the same values the oracles test.
+pub fn edge_values(e: u32) -> [BitVec; 7] {
     let alt = |start: bool| {
         let mut v = BitVec::zero(e);
         for b in 0..e {

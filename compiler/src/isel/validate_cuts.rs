@@ -25,6 +25,7 @@ use misaal_isa::BitVec;
 use misaal_isa::ast::Ty;
 use misaal_verifier::CaseGen;
 use misaal_verifier::compose::check_equal;
+use misaal_verifier::differential::edge_values;
 use misaal_verifier::smt::{Budget, Equivalence};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -252,14 +253,14 @@ fn attempt_cuts(ctx: &Ctx, piece: Piece, cands: &[(usize, Piece)], src_cone: &[u
 }
 
 /// Whether `a` and `b` differ with every operand's elements (at 8 to 64
-/// bits) all one edge value (0, 1, -1, MIN, MAX), or one operand's at one
+/// bits) all one edge value (the oracles' [`edge_values`]), or one operand's at one
 /// value and the rest at another. An unclamped multiply differs from the
 /// clamped one only at MIN x MIN, which random operands of 2048 bits
 /// almost never hold in the same lane of both factors.
 fn refuted_at_edges(a: &misaal_isa::Semantics, b: &misaal_isa::Semantics) -> bool {
     let widths = a.dag.operand_widths();
     for e in [8u32, 16, 32, 64] {
-        let edges = [BitVec::zero(e), BitVec::from_u64(e, 1), BitVec::ones(e), BitVec::signed_min(e), BitVec::signed_max(e)];
+        let edges = edge_values(e);
         let fill = |w: u32, v: &BitVec| {
             let mut out = BitVec::zero(w);
             for bit in 0..w {
