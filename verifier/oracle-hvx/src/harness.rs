@@ -120,6 +120,16 @@ fn wire_for(cty: &str, ty: Ty, form: Form) -> Option<Result<Wire, String>> {
     Some(if (ty, form) == (want.0, want.1) { Ok(want.2) } else { Err(format!("`{cty}` is {} but the spec has {}", spell(want.0, want.1), spell(ty, form))) })
 }
 
+/// The C spelling of a header type: the prototypes' `Word32` and `Word64`
+/// are the manual's names, not C types.
+fn c_type(cty: &str) -> &str {
+    match cty {
+        "Word32" => "int",
+        "Word64" => "long long",
+        other => other,
+    }
+}
+
 /// Checks `i` against its prototype; on success the C function for it.
 fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> {
     let bad = |m: String| Err(Problem::Mismatch(format!("`{}` disagrees with hvx_hexagon_protos.h: {m}", i.name)));
@@ -157,7 +167,7 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> 
                 let _ = writeln!(body, "  HVX_VectorPred a{n}; spread(&a{n}, in + {off});");
             }
             _ => {
-                let _ = writeln!(body, "  {cty} a{n}; __builtin_memcpy(&a{n}, in + {off}, {});", wire.bytes());
+                let _ = writeln!(body, "  {} a{n}; __builtin_memcpy(&a{n}, in + {off}, {});", c_type(cty), wire.bytes());
             }
         }
         args.push(format!("a{n}"));
@@ -173,7 +183,7 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> 
     if combos > MAX_IMM_COMBOS {
         return Err(Problem::Unavailable(format!("`{}` takes {combos} immediate combinations (at most {MAX_IMM_COMBOS} are harnessed)", i.name)));
     }
-    let _ = writeln!(body, "  {} r;", p.ret);
+    let _ = writeln!(body, "  {} r;", c_type(&p.ret));
     // Nested switches, one per immediate, each case a literal the compiler can encode.
     let mut code = format!("r = {}({});", i.name, args.join(", "));
     for (n, lo, hi) in imms.iter().rev() {
