@@ -1,8 +1,10 @@
 //! `misaal classes`: similarity classes, membership checks and lane facts.
 
-use crate::{ClassesArgs, ClassesCmd, load_verified};
+use crate::{ClassesArgs, ClassesCmd, SpecArgs, load_verified};
 use indicatif::{ProgressBar, ProgressStyle};
-use misaal_datalog::{Baseline, FamilyComparison, analyze, classify, compare};
+use misaal_datalog::{Baseline, FamilyComparison, analyze, classify_pairs, compare};
+use misaal_isa::{Instr, Semantics};
+use std::sync::Arc;
 use misaal_reports::{ClassRow, FamilyRow, LaneRow};
 use misaal_verifier::membership::{MembershipCheck, check_membership};
 use rayon::prelude::*;
@@ -10,14 +12,61 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// Hydride's published ratios (ASPLOS 2024), printed beside ours; its
+/// bundled tables are other snapshots and are compared per family instead.
+fn paper_ratio(targets: &[&str]) -> Option<(&'static str, usize, usize)> {
+    match targets {
+        ["arm"] => Some(("ARM", 1221, 177)),
+        ["x86", "arm"] | ["arm", "x86"] => Some(("x86+ARM", 3250, 302)),
+        _ => None,
+    }
+}
+
+/// `--target x86,arm` classifies several targets' verified specs together.
+fn targets_of(spec: &SpecArgs) -> Result<Vec<&str>, String> {
+    let targets: Vec<&str> = spec.target.split(',').map(str::trim).collect();
+    if targets.iter().any(|t| t.is_empty()) {
+        return Err(format!("error: --target `{}`: empty target name in the list", spec.target));
+    }
+    if targets.len() > 1 && spec.specs.is_some() {
+        return Err("error: --specs names one folder, so it takes one --target, not a list".to_string());
+    }
+    Ok(targets)
+}
+
+/// The bundled baseline of every target that has one, merged.
+fn bundled_baseline(targets: &[&str]) -> Result<Option<Baseline>, String> {
+    let mut parts = Vec::new();
+    for t in targets {
+        if let Some(p) = Baseline::bundled(t) {
+            parts.push(Baseline::load(&p).map_err(|e| format!("error: {e}"))?);
+        }
+    }
+    match parts.len() {
+        0 => Ok(None),
+        1 => Ok(parts.pop()),
+        _ => Baseline::merge(parts).map(Some).map_err(|e| format!("error: {e}")),
+    }
+}
+
 pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let t0 = Instant::now();
-    let baseline_path = if args.no_baseline { None } else { args.baseline.clone().or_else(|| Baseline::bundled(&args.spec.target)) };
-    let baseline = baseline_path.as_deref().map(Baseline::load).transpose().map_err(|e| format!("error: {e}"))?;
-    let lib = load_verified(&args.spec, args.include_unverified)?;
+    let targets = targets_of(&args.spec)?;
+    let baseline = match (&args.baseline, args.no_baseline) {
+        (_, true) => None,
+        (Some(p), _) => Some(Baseline::load(p).map_err(|e| format!("error: {e}"))?),
+        (None, _) => bundled_baseline(&targets)?,
+    };
+    let mut pairs: Vec<(Arc<Instr>, Arc<Semantics>)> = Vec::new();
+    for t in &targets {
+        let spec = SpecArgs { target: t.to_string(), specs: args.spec.specs.clone() };
+        let lib = load_verified(&spec, args.include_unverified)?;
+        pairs.extend(lib.iter().map(|(i, s)| (i.clone(), s.clone())));
+    }
+    let sem_of: std::collections::HashMap<&str, &Semantics> = pairs.iter().map(|(i, s)| (i.name.as_str(), s.as_ref())).collect();
     let t_load = t0.elapsed();
     let t1 = Instant::now();
-    let set = classify(&lib);
+    let set = classify_pairs(&pairs);
     let t_classes = t1.elapsed();
     if let Some(ClassesCmd::Show { class }) = &args.show {
         let c = set.get(class).or_else(|| set.class_of(class).map(|(c, _)| c)).ok_or_else(|| {
@@ -40,7 +89,7 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
         .map(|&(c, m)| {
             let class = &set.classes[c];
             let member = &class.members[m];
-            let own = lib.get(&member.instr.name).expect("member is in the library").1;
+            let own = sem_of[member.instr.name.as_str()];
             let r = check_membership(class, member, own, args.timeout);
             if let MembershipCheck::Failed(why) = &r {
                 pb.println(format!("MEMBERSHIP FAILED {} in {}: {why}", member.instr.name, class.name));
@@ -53,7 +102,7 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let t_checks = t2.elapsed();
 
     let t3 = Instant::now();
-    let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
+    let pairs: Vec<_> = pairs.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
     let lanes = analyze(&pairs);
     let t_lanes = t3.elapsed();
 
@@ -70,6 +119,14 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
     let z3 = checks.values().filter(|c| **c == MembershipCheck::Z3).count();
     println!();
     println!("{n_instr} instructions in {n_classes} classes: {:.2}x compression", n_instr as f64 / n_classes.max(1) as f64);
+    if let Some((what, instrs, classes)) = paper_ratio(&targets) {
+        println!("Hydride (ASPLOS 2024) on {what}: {instrs} instructions in {classes} classes: {:.2}x", instrs as f64 / classes as f64);
+    }
+    if targets.len() > 1 {
+        let spanning = set.classes.iter().filter(|c| c.members.iter().map(|m| m.instr.target.as_str()).collect::<std::collections::BTreeSet<_>>().len() > 1);
+        let (n, members) = spanning.fold((0, 0), |(n, k), c| (n + 1, k + c.members.len()));
+        println!("{n} classes hold instructions of more than one target ({members} instructions)");
+    }
     println!("membership: {z3} proved by Z3, {} by quickcheck fallback, {failed} failed", checks.len() - z3 - failed);
     println!("{} single-member classes: {}", singletons.len(), singletons.join(", "));
     for (name, why) in &set.rejected {
@@ -94,7 +151,8 @@ pub fn run(args: ClassesArgs) -> Result<ExitCode, String> {
             lane0_slices: f.bv_slices.get(&0).map(|v| v.iter().map(|(o, lo, hi)| format!("{o}[{hi}:{lo}]")).collect::<Vec<_>>().join(" ")).unwrap_or_default(),
         })
         .collect();
-    let target = &args.spec.target;
+    // `x86,arm` writes `x86_arm_classes.csv`.
+    let target = targets.join("_");
     let cpath = args.out_dir.join(format!("{target}_classes.csv"));
     let lpath = args.out_dir.join(format!("{target}_lanes.csv"));
     let fpath = args.out_dir.join(format!("{target}_class_families.csv"));

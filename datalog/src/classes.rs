@@ -68,10 +68,19 @@ impl ClassSet {
 
 /// Builds the classes of every instruction in `lib`.
 pub fn classify(lib: &SpecLibrary) -> ClassSet {
+    let pairs: Vec<(Arc<Instr>, Arc<Semantics>)> = lib.iter().map(|(i, s)| (i.clone(), s.clone())).collect();
+    classify_pairs(&pairs)
+}
+
+/// Builds the classes of `pairs`, which may come from several targets'
+/// libraries: a cross-ISA run folds x86 and ARM instructions of one shape
+/// into one class, as Hydride's combined table does.
+pub fn classify_pairs(pairs: &[(Arc<Instr>, Arc<Semantics>)]) -> ClassSet {
+    let sem_of: HashMap<&str, &Semantics> = pairs.iter().map(|(i, s)| (i.name.as_str(), s.as_ref())).collect();
     let mut ctx = ShapeContext::default();
     let mut shapes: Vec<(Arc<Instr>, InstrShape)> = Vec::new();
     let mut rejected = Vec::new();
-    for (instr, sem) in lib.iter() {
+    for (instr, sem) in pairs {
         match ctx.shape(instr, sem) {
             Ok(s) => shapes.push((instr.clone(), s)),
             Err(e) => rejected.push((instr.name.clone(), e.0)),
@@ -90,7 +99,7 @@ pub fn classify(lib: &SpecLibrary) -> ClassSet {
         .iter()
         .enumerate()
         .filter_map(|(i, (instr, own))| {
-            let sem = lib.get(&instr.name).expect("in library").1;
+            let sem = sem_of[instr.name.as_str()];
             let (zero, product) = (has_zero_branch(sem), has_product(sem));
             readings.iter().filter(|r| (!r.zero_source || zero) && (!r.low_product || product)).find_map(|&r| {
                 let alt = ctx.shape_with(instr, sem, r).ok()?;
@@ -174,10 +183,20 @@ fn stem(name: &str) -> String {
     parts.join("_")
 }
 
+/// An ARM intrinsic's name packs vector width, element type and lane forms
+/// around the operation (`vabdl_high_s16`), so its instruction mnemonic
+/// (`sabdl2`) names the operation better; x86 names carry it in the middle.
+fn member_stem(i: &Instr) -> String {
+    if i.target == "arm" && !i.mnemonic.is_empty() {
+        return i.mnemonic.split_whitespace().next().unwrap_or_default().to_string();
+    }
+    stem(&i.name)
+}
+
 fn common_stem(c: &Class) -> String {
     let mut n: BTreeMap<String, usize> = BTreeMap::new();
     for m in &c.members {
-        *n.entry(stem(&m.instr.name)).or_default() += 1;
+        *n.entry(member_stem(&m.instr)).or_default() += 1;
     }
     let best = n.values().copied().max().unwrap_or(0);
     n.into_iter().find(|(_, k)| *k == best).map(|(s, _)| s).unwrap_or_default()

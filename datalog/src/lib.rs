@@ -17,7 +17,7 @@ pub mod template;
 pub mod widths;
 
 pub use baseline::{Baseline, FamilyComparison, compare};
-pub use classes::{Class, ClassSet, Member, classify, instantiate};
+pub use classes::{Class, ClassSet, Member, classify, classify_pairs, instantiate};
 pub use lanes::{LaneFacts, analyze};
 pub use relevance::{Relevance, RelevanceKind, relevance};
 pub use swizzles::{Swizzle, discover as discover_swizzles};
