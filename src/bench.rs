@@ -28,7 +28,11 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let symbol = args.name.clone().unwrap_or(default);
     let prog = if !args.naive {
         let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-        let isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+        let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+        if let Some((path, text)) = rule_files(&args.rules)? {
+            isel.rules = path;
+            isel.rules_text = text;
+        }
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
         if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {
@@ -55,6 +59,24 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     write_atomic(&args.output, &prog.c)?;
     println!("wrote {} and {}", args.output.display(), header.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--rules`: one file is read by the compiler as the default ruleset is;
+/// several are joined into one text (named after the first, so a load
+/// error's line is counted in the joined text), their rule names distinct.
+pub fn rule_files(paths: &[PathBuf]) -> Result<Option<(PathBuf, Option<String>)>, String> {
+    match paths {
+        [] => Ok(None),
+        [one] => Ok(Some((one.clone(), None))),
+        [first, ..] => {
+            let mut text = String::new();
+            for p in paths {
+                text.push_str(&std::fs::read_to_string(p).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?);
+                text.push('\n');
+            }
+            Ok(Some((first.clone(), Some(text))))
+        }
+    }
 }
 
 // Kernels and their arguments, as `benchmarks/manifest.json` lists them.
@@ -316,6 +338,8 @@ struct Context<'a> {
     target: &'a str,
     /// Compile ours with `--naive` (the naive build is always timed too).
     naive: bool,
+    /// `--rules` files for our compile (empty: the default ruleset).
+    rules: &'a [PathBuf],
 }
 
 fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Result<BenchRow, String> {
@@ -326,7 +350,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // Compile in a child process, so its time and peak memory are its own.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { vec!["--naive".to_string()] } else { vec!["--usage-dir".to_string(), dir.join("usage").display().to_string()] }).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { vec!["--naive".to_string()] } else { vec!["--usage-dir".to_string(), dir.join("usage").display().to_string()] }).args(cx.rules.iter().flat_map(|r| ["--rules".to_string(), r.display().to_string()])).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
     let compile_ms = t.elapsed().as_secs_f64() * 1e3;
     if !status.success() {
         return Err(format!("compile failed: {}", err.trim()));
@@ -541,7 +565,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         if args.kernel.as_ref().is_some_and(|k| k != name) {
             continue;
         }
-        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, naive: args.naive, target: &target };
+        let cx = Context { suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, naive: args.naive, target: &target, rules: &args.rules };
         match bench_one(&cx, name, function, specs) {
             Ok(r) => {
                 println!(

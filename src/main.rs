@@ -45,7 +45,9 @@ struct SynthArgs {
     spec: SpecArgs,
     /// The phase to run: `relevance`, `swizzles` (discovery, classes and
     /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
-    /// by fingerprint, proved lowering rules). Abstraction is not built.
+    /// by fingerprint, proved lowering rules) or `abstract` (those rules
+    /// and the swizzle rules folded into abstract rules, every instance
+    /// proved, written to rulesets/<target>_synth.egg).
     #[arg(long)]
     phase: Option<String>,
     /// enumerate: the deepest Halide term (default 3).
@@ -66,6 +68,10 @@ struct SynthArgs {
     /// enumerate: combine the N shards' checkpoints into one rule file.
     #[arg(long, value_name = "N")]
     merge: Option<usize>,
+    /// abstract: where to write the abstract ruleset (default
+    /// rulesets/<target>_synth.egg).
+    #[arg(long, value_name = "FILE")]
+    rules_out: Option<PathBuf>,
     /// Also read specs that have not met their oracle (for study only:
     /// rules are never synthesized from them).
     #[arg(long)]
@@ -128,6 +134,12 @@ struct CompileArgs {
     /// CPUID features it has are emitted.
     #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
     target_features: Option<String>,
+    /// A rule file to select with instead of rulesets/x86.egg (e.g. the
+    /// synthesized rulesets/x86_synth.egg); repeat it to load several
+    /// together. Loaded like the default: every instantiation a kernel uses
+    /// must be proved, or the ruleset is refused.
+    #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
+    rules: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -164,6 +176,10 @@ struct BenchArgs {
     /// Where bench_x86.csv/.png, rule_usage_x86.csv and coverage_x86.csv go.
     #[arg(long, default_value = "reports")]
     report_dir: PathBuf,
+    /// Compile with these rule files instead of rulesets/x86.egg (passed
+    /// to `misaal compile --rules`); repeatable.
+    #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
+    rules: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -418,7 +434,11 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
     let target = misaal_compiler::isel::Target::x86()?;
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-    let opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+    if let Some((path, text)) = bench::rule_files(&args.rules)? {
+        opts.rules = path;
+        opts.rules_text = text;
+    }
     eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
     Ok(())
 }

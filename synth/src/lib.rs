@@ -1,9 +1,11 @@
-//! Offline rule synthesis. Built so far: lowering-rule candidates for the
-//! swizzles that x86 instructions perform (`swizzle_rules`), from the
-//! swizzle discovery in `misaal-datalog`, and the enumeration of Halide and
-//! x86 terms matched by fingerprint and proved by the verifier
-//! (`enumerate`). Nothing is written as a rule unless the verifier proved
-//! it. Abstraction of numeric parameters is to come.
+//! Offline rule synthesis: lowering-rule candidates for the swizzles that
+//! x86 instructions perform (`swizzle_rules`), from the swizzle discovery
+//! in `misaal-datalog`; the enumeration of Halide and x86 terms matched by
+//! fingerprint and proved by the verifier (`enumerate`); and the
+//! abstraction of those proved concrete rules into rules over element
+//! width, lane count, vector size and signedness (`abstraction`). Nothing
+//! is written as a rule unless the verifier proved it.
 
+pub mod abstraction;
 pub mod enumerate;
 pub mod swizzle_rules;

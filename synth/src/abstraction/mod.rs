@@ -1,0 +1,410 @@
+//! Abstraction: concrete proved rules folded into abstract rules over
+//! element width, lane count, vector size and signedness, each instance
+//! proved before it is written.
+//!
+//! 1. [`generalize`]: each concrete rule becomes a template by fitting
+//!    its numbers to its own parameters ([`fit`]); concrete rules with the
+//!    same template are one abstract rule (their union is the provenance).
+//! 2. [`Abstract::candidates`]: every assignment of the template's free
+//!    variables (`?bw` 8..64, `?vsize` 128..512, `?sign` 0/1) whose
+//!    instruction names exist and whose specs met their oracle here.
+//! 3. The caller proves each candidate with the verifier (`run_job`).
+//! 4. [`cover`]: the proved assignments, as few boxes (products of value
+//!    sets, written as `(in ?v ...)`) as cover them exactly, so the written
+//!    rule has no instance that was not proved.
+
+pub mod fit;
+pub mod run;
+
+use fit::{Params, Slot, fit, generic_slot, lanes_of_vsize, mm_width, params};
+use misaal_isa::SpecLibrary;
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, expand_name};
+use std::collections::BTreeMap;
+
+/// A concrete rule read from a phase's output, with the comment above it.
+#[derive(Clone, Debug)]
+pub struct Concrete {
+    pub rule: Rule,
+    /// The comment line written above the rule (its provenance).
+    pub comment: String,
+    /// The phase that wrote it (`enumerate`, `swizzles`).
+    pub phase: String,
+}
+
+/// Reads a rule file a synthesis phase wrote, keeping each rule's comment.
+pub fn read_concrete(file: &str, text: &str, phase: &str) -> Result<Vec<Concrete>, String> {
+    let rules = misaal_rulesets::parse_rules(file, text).map_err(|d| d.to_string())?;
+    let lines: Vec<&str> = text.lines().collect();
+    Ok(rules
+        .into_iter()
+        .map(|rule| {
+            // The comment is the line above the rule's first line (1-based).
+            let above = (rule.span.line as usize).checked_sub(2).and_then(|i| lines.get(i)).copied().unwrap_or("");
+            let comment = above.strip_prefix(';').map(|c| c.trim().to_string()).unwrap_or_default();
+            Concrete { rule, comment, phase: phase.into() }
+        })
+        .collect())
+}
+
+/// The similarity classes a concrete rule's comment names.
+pub fn classes_of(comment: &str) -> String {
+    if let Some(rest) = comment.split("classes ").nth(1) {
+        return rest.split(')').next().unwrap_or("").to_string();
+    }
+    // Swizzle rules: `from INSTR (class)`.
+    comment.rsplit_once('(').and_then(|(_, c)| c.strip_suffix(')')).unwrap_or("").to_string()
+}
+
+/// An abstract rule before its domain is settled.
+#[derive(Clone, Debug)]
+pub struct Abstract {
+    pub name: String,
+    pub lhs: String,
+    pub rhs: String,
+    /// Defined variables: `?n` from `?vsize`, and each name template's variable.
+    pub defs: Vec<(String, IntExpr)>,
+    /// Free variables, each with its full domain.
+    pub free: Vec<(String, Vec<i128>)>,
+    /// The concrete rules it came from (indices into the input).
+    pub members: Vec<usize>,
+}
+
+/// Domains of the free variables before proof.
+const BW: [i128; 4] = [8, 16, 32, 64];
+const SIGN: [i128; 2] = [0, 1];
+
+pub fn render_int(e: &IntExpr) -> String {
+    match e {
+        IntExpr::Lit(x) => x.to_string(),
+        IntExpr::Var(v) => format!("?{v}"),
+        IntExpr::Op(o, a, b) => format!("({o} {} {})", render_int(a), render_int(b)),
+    }
+}
+
+/// A concrete rule's text (for rules with nothing to fit).
+pub fn render_term(t: &Term) -> String {
+    match t {
+        Term::Var(v, _) => format!("?{v}"),
+        Term::Int(e, _) => render_int(e),
+        Term::Type(s, e, n, _) => render_type(s, e, n),
+        Term::X86(name, args, _) => render_app(&format!("x86 {}", quote(name)), args.iter().map(render_term)),
+        Term::Op(name, args, _) => render_app(name, args.iter().map(render_term)),
+    }
+}
+
+fn render_type(s: &IntExpr, e: &IntExpr, n: &IntExpr) -> String {
+    match s {
+        IntExpr::Lit(0) => format!("(u {} {})", render_int(e), render_int(n)),
+        IntExpr::Lit(1) => format!("(i {} {})", render_int(e), render_int(n)),
+        _ => format!("(t {} {} {})", render_int(s), render_int(e), render_int(n)),
+    }
+}
+
+fn render_app(head: &str, args: impl Iterator<Item = String>) -> String {
+    let mut s = format!("({head}");
+    for a in args {
+        s.push(' ');
+        s.push_str(&a);
+    }
+    s.push(')');
+    s
+}
+
+fn quote(name: &str) -> String {
+    if name.contains('{') { format!("\"{name}\"") } else { name.to_string() }
+}
+
+struct Gen<'a> {
+    p: Params,
+    lanes_fitted: bool,
+    halide: &'a SpecLibrary,
+    defs: Vec<(String, IntExpr)>,
+}
+
+impl Gen<'_> {
+    fn num(&self, slot: Slot, e: &IntExpr) -> IntExpr {
+        match e {
+            IntExpr::Lit(x) => fit(slot, *x, &self.p, self.lanes_fitted),
+            other => other.clone(),
+        }
+    }
+
+    fn term(&mut self, t: &Term, slot: Slot) -> String {
+        match t {
+            Term::Var(v, _) => format!("?{v}"),
+            Term::Int(e, _) => render_int(&self.num(slot, e)),
+            Term::Type(s, e, n, _) => render_type(&self.num(Slot::Sign, s), &self.num(Slot::Bits, e), &self.num(Slot::Lanes, n)),
+            Term::X86(name, args, _) => {
+                let n = self.name(name);
+                let args: Vec<String> = args.iter().map(|a| self.term(a, Slot::Value)).collect();
+                render_app(&format!("x86 {}", quote(&n)), args.into_iter())
+            }
+            Term::Op(name, args, _) => {
+                let total = self.halide.generic(name).map(|g| g.generics.len()).unwrap_or(0);
+                let mut filled = 0;
+                let mut out = Vec::new();
+                for a in args {
+                    let s = match a {
+                        Term::Type(..) if filled < total => {
+                            filled += 3;
+                            Slot::Value
+                        }
+                        Term::Int(..) if filled < total => {
+                            filled += 1;
+                            generic_slot(self.halide, name, filled - 1)
+                        }
+                        _ => {
+                            filled = total;
+                            Slot::Value
+                        }
+                    };
+                    out.push(self.term(a, s));
+                }
+                render_app(name, out.into_iter())
+            }
+        }
+    }
+
+    /// `_mm256_cvtepu8_epi16` -> `_{mm}_cvtepu{bw}_epi{bw2}`, defining `?bw2`.
+    fn name(&mut self, name: &str) -> String {
+        let Some((w, rest)) = mm_width(name) else { return name.to_string() };
+        let mut out = if w == self.p.vsize { "_{mm}_".to_string() } else { name[..name.len() - rest.len()].to_string() };
+        let mut digits = String::new();
+        let flush = |digits: &mut String, out: &mut String, g: &mut Self| {
+            if digits.is_empty() {
+                return;
+            }
+            let v: i128 = digits.parse().expect("digits");
+            let e = fit(Slot::NameDigits, v, &g.p, g.lanes_fitted);
+            match &e {
+                IntExpr::Lit(_) => out.push_str(digits),
+                IntExpr::Var(v) => out.push_str(&format!("{{{v}}}")),
+                IntExpr::Op(..) => {
+                    let var = match render_int(&e).as_str() {
+                        "(* 2 ?bw)" => "bw2",
+                        "(/ ?bw 2)" => "bwh",
+                        "(* 4 ?bw)" => "bw4",
+                        "(/ ?vsize 2)" => "vhalf",
+                        _ => "k",
+                    }
+                    .to_string();
+                    if !g.defs.iter().any(|(d, _)| *d == var) {
+                        g.defs.push((var.clone(), e.clone()));
+                    }
+                    out.push_str(&format!("{{{var}}}"));
+                }
+            }
+            digits.clear();
+        };
+        for c in rest.chars() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+            } else {
+                flush(&mut digits, &mut out, self);
+                out.push(c);
+            }
+        }
+        flush(&mut digits, &mut out, self);
+        out
+    }
+}
+
+/// `enum.add-min-not.u8x16.mm_adds_epu8` -> `add-min-not`; the op chain
+/// part of a concrete rule's name.
+fn lhs_part(c: &Concrete) -> String {
+    let mut parts = c.rule.name.split('.');
+    match (parts.next(), parts.next()) {
+        (Some("enum"), Some(ops)) => ops.to_string(),
+        _ => match &c.rule.lhs {
+            Term::Op(op, ..) => op.clone(),
+            _ => "rule".into(),
+        },
+    }
+}
+
+fn rhs_part(t: &Term, out: &mut Vec<String>) {
+    match t {
+        Term::X86(name, args, _) => {
+            let base = mm_width(name).map(|(_, r)| r).unwrap_or(name);
+            let short: String = base.chars().filter(|c| !c.is_ascii_digit()).collect();
+            if !out.contains(&short) {
+                out.push(short);
+            }
+            args.iter().for_each(|a| rhs_part(a, out));
+        }
+        Term::Op(_, args, _) => args.iter().for_each(|a| rhs_part(a, out)),
+        _ => {}
+    }
+}
+
+/// Concrete rules into templates; those with the same template merge.
+pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> {
+    let mut by_key: BTreeMap<String, Abstract> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for (k, c) in concrete.iter().enumerate() {
+        let r = &c.rule;
+        let (lhs, rhs, defs, free) = match params(&r.lhs, &r.rhs) {
+            Some(p) => {
+                let n_def = lanes_of_vsize(&p);
+                let mut g = Gen { p, lanes_fitted: n_def.is_some(), halide, defs: Vec::new() };
+                let lhs = g.term(&r.lhs, Slot::Value);
+                let rhs = g.term(&r.rhs, Slot::Value);
+                let mut defs = Vec::new();
+                let text = format!("{lhs} {rhs} {}", g.defs.iter().map(|(_, e)| render_int(e)).collect::<Vec<_>>().join(" "));
+                if let Some(nd) = n_def.filter(|_| text.contains("?n ") || text.contains("?n)")) {
+                    defs.push(("n".to_string(), nd));
+                }
+                defs.extend(g.defs);
+                let all = format!("{text} {}", defs.iter().map(|(_, e)| render_int(e)).collect::<Vec<_>>().join(" "));
+                let mut free = Vec::new();
+                let uses = |v: &str| all.contains(&format!("?{v} ")) || all.contains(&format!("?{v})")) || all.contains(&format!("{{{v}}}"));
+                if uses("bw") {
+                    // The rule's own width is always tried (u128 broadcasts).
+                    let mut d = BW.to_vec();
+                    if !d.contains(&p.bw) {
+                        d.push(p.bw);
+                    }
+                    free.push(("bw".to_string(), d));
+                }
+                if uses("vsize") || all.contains("{mm}") {
+                    free.push(("vsize".to_string(), misaal_rulesets::X86_VECTOR_WIDTHS.to_vec()));
+                }
+                if uses("sign") {
+                    free.push(("sign".to_string(), SIGN.to_vec()));
+                }
+                (lhs, rhs, defs, free)
+            }
+            None => (render_term(&r.lhs), render_term(&r.rhs), Vec::new(), Vec::new()),
+        };
+        let key = format!("{lhs} => {rhs} | {}", defs.iter().map(|(v, e)| format!("{v}={}", render_int(e))).collect::<Vec<_>>().join(","));
+        if let Some(a) = by_key.get_mut(&key) {
+            a.members.push(k);
+            continue;
+        }
+        let mut instrs = Vec::new();
+        rhs_part(&r.rhs, &mut instrs);
+        let name = format!("synth.{}.{}", lhs_part(c), if instrs.is_empty() { "halide".into() } else { instrs.join("-") });
+        order.push(key.clone());
+        by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k] });
+    }
+    let mut out: Vec<Abstract> = order.into_iter().map(|k| by_key.remove(&k).expect("key")).collect();
+    // Distinct names: the op chain and instructions can coincide (u and i
+    // forms whose types did not merge).
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &mut out {
+        let k = seen.entry(a.name.clone()).or_insert(0);
+        *k += 1;
+        if *k > 1 {
+            a.name = format!("{}.{}", a.name, k);
+        }
+    }
+    out
+}
+
+impl Abstract {
+    /// The rule text with the given domains for the free variables.
+    pub fn text(&self, name: &str, domains: &[(String, Vec<i128>)]) -> String {
+        let mut conds: Vec<String> = domains.iter().map(|(v, d)| format!("(in ?{v} {})", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "))).collect();
+        conds.extend(self.defs.iter().map(|(v, e)| format!("(= ?{v} {})", render_int(e))));
+        let when = if conds.is_empty() { String::new() } else { format!(" :when ({})", conds.join(" ")) };
+        format!("(rewrite {} {}{when} :name {name:?} :ruleset x86)", self.lhs, self.rhs)
+    }
+
+    /// The template as a rule over the full domains.
+    pub fn full_rule(&self) -> Result<Rule, String> {
+        let text = self.text(&self.name, &self.free);
+        let mut r = misaal_rulesets::parse_rules("abstract", &text).map_err(|d| format!("{}: {d}", self.name))?;
+        r.pop().ok_or_else(|| format!("{}: no rule", self.name))
+    }
+
+    /// The assignments worth proving: every x86 name the template makes
+    /// exists, and each such spec passes `usable` (met its oracle here).
+    pub fn candidates(&self, rule: &Rule, x86: &SpecLibrary, usable: &dyn Fn(&str) -> bool) -> Vec<Assignment> {
+        let envs = misaal_rulesets::instantiations(rule, misaal_rulesets::X86_VECTOR_WIDTHS.as_slice()).unwrap_or_default();
+        envs.into_iter()
+            .filter(|env| {
+                let mut ok = true;
+                walk_names(&rule.lhs, &mut |n| ok &= expand_name(n, env).is_ok_and(|n| x86.instr(&n).is_some() && usable(&n)));
+                walk_names(&rule.rhs, &mut |n| ok &= expand_name(n, env).is_ok_and(|n| x86.instr(&n).is_some() && usable(&n)));
+                ok
+            })
+            .collect()
+    }
+}
+
+fn walk_names(t: &Term, f: &mut dyn FnMut(&str)) {
+    match t {
+        Term::X86(n, args, _) => {
+            f(n);
+            args.iter().for_each(|a| walk_names(a, f));
+        }
+        Term::Op(_, args, _) => args.iter().for_each(|a| walk_names(a, f)),
+        _ => {}
+    }
+}
+
+/// The free variables' values in `env`, in `vars` order.
+pub fn project(env: &Assignment, vars: &[String]) -> Vec<i128> {
+    vars.iter().map(|v| env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).expect("free variable bound")).collect()
+}
+
+/// Boxes (one value set per variable) whose union is exactly `points`:
+/// one box when the points are a product of their projections, else split
+/// on the first variable, grouping its values whose remaining points agree.
+pub fn cover(points: &[Vec<i128>], arity: usize) -> Vec<Vec<Vec<i128>>> {
+    let mut pts: Vec<Vec<i128>> = points.to_vec();
+    pts.sort();
+    pts.dedup();
+    if pts.is_empty() {
+        return Vec::new();
+    }
+    if arity == 0 {
+        return vec![Vec::new()];
+    }
+    let proj: Vec<Vec<i128>> = (0..arity)
+        .map(|i| {
+            let mut v: Vec<i128> = pts.iter().map(|p| p[i]).collect();
+            v.sort();
+            v.dedup();
+            v
+        })
+        .collect();
+    if proj.iter().map(|v| v.len()).product::<usize>() == pts.len() {
+        return vec![proj];
+    }
+    // Split on the first variable: values with the same rest go together.
+    let mut groups: BTreeMap<Vec<Vec<i128>>, Vec<i128>> = BTreeMap::new();
+    for x in &proj[0] {
+        let rest: Vec<Vec<i128>> = pts.iter().filter(|p| p[0] == *x).map(|p| p[1..].to_vec()).collect();
+        groups.entry(rest).or_default().push(*x);
+    }
+    let mut out = Vec::new();
+    for (rest, xs) in groups {
+        for b in cover(&rest, arity - 1) {
+            let mut bx = vec![xs.clone()];
+            bx.extend(b);
+            out.push(bx);
+        }
+    }
+    // By the first variable's values, so the output does not depend on
+    // how the groups were keyed.
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cover_is_exact() {
+        let pts = vec![vec![8, 128], vec![8, 256], vec![16, 128], vec![16, 256], vec![64, 128]];
+        let boxes = cover(&pts, 2);
+        assert_eq!(boxes, vec![vec![vec![8, 16], vec![128, 256]], vec![vec![64], vec![128]]]);
+        let mut back: Vec<Vec<i128>> = boxes.iter().flat_map(|b| b[0].iter().flat_map(move |x| b[1].iter().map(move |y| vec![*x, *y]))).collect();
+        back.sort();
+        let mut want = pts.clone();
+        want.sort();
+        assert_eq!(back, want);
+    }
+}
