@@ -10,6 +10,7 @@
 //! not depend on the front end, and knows nothing of egglog or code
 //! generation.
 
+pub mod ac;
 pub mod audit;
 pub mod compose;
 pub mod differential;
