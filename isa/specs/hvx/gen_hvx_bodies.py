@@ -390,3 +390,16 @@ RETURN x[15] == 1 ? Clz16(NOT x) : Clz16(x)
 def Clb32(x: bv32) -> bv32
 RETURN x[31] == 1 ? Clz32(NOT x) : Clz32(x)
 """
+
+# ---------------------------------------------------------------- v66
+add("add_sat", "Q6_Vw_vadd_VwVwQ_carry_sat", loop(32, [f"{el('dst', 32)} := SaturateS32(SignExtend64({el('vu', 32)}) + SignExtend64({el('vv', 32)}) + ZeroExtend64(qs[i*4]))"]))
+# vasrinto: shift u (placed in the high word of 64 bits) right by a signed
+# 7-bit count, the vacated bits filled from the old lo word of the pair
+add("shift", "Q6_Ww_vasrinto_WwVwVw", loop(32, [
+    f"s := Concat({el('vu', 32)}, ZeroExtend32(0))",
+    f"m := Concat({el('vxx.lo', 32)}, {el('vxx.lo', 32)})",
+    "lm := ZeroExtend64(4294967295)",
+    f"c := SignExtend64(vv[i*32+6:i*32])",
+    "r := c == -64 ? ZeroExtend64(0) : (c <s 0 ? (s << (0 - c)) | (m & (lm << (0 - c))) : (s >>s c) | (m & (lm >>u c)))",
+    f"{el('dst.hi', 32)} := r[63:32]",
+    f"{el('dst.lo', 32)} := r[31:0]"]))
