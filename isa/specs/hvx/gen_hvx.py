@@ -18,7 +18,7 @@ from gen_hvx_bodies import BODIES, DEFS, FAMILY  # noqa: E402
 from gen_hvx_mpy import MPY_DEFS  # noqa: E402  (registers the multiplies)
 
 OUT = os.path.dirname(os.path.abspath(__file__))
-SRC = "Hexagon V66 HVX PRM (80-N2040-44), resources by instruction class (approx.)"
+SRC = "Hexagon V66 HVX PRM, by instruction class (approx.: the class's resources and latency, not a per-instruction table)"
 # Per instruction class (the header's "Instruction Type", the PRM's class):
 # latency in packets, and reciprocal throughput from how many of the HVX
 # resources of that kind a packet holds (4 ALU, 2 multiply, 1 shift, 1
