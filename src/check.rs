@@ -70,7 +70,10 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
         None
     };
     // HVX likewise: one freestanding harness, batched under qemu-hexagon.
-    let hvx = if spec.target == "hvx" {
+    // Without its tools every spec is skipped with the reason, as specs a
+    // CPU lacks the features for are; a harness that fails to build is an error.
+    let hvx_missing = if spec.target == "hvx" { HvxQemu::tools().err().map(NoTools) } else { None };
+    let hvx = if spec.target == "hvx" && hvx_missing.is_none() {
         let instrs: Vec<&Instr> = todo.iter().map(|(i, _)| i.as_ref()).collect();
         let q = HvxQemu::new(&instrs).map_err(|e| format!("error: cannot check HVX specs: {e}"))?;
         q.prefetch(&instrs, &cfg, jobs);
@@ -78,9 +81,10 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     } else {
         None
     };
-    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match (&arm, &hvx) {
-        (Some(q), _) => (q, SpecStatus::Emulator, q.evidence.clone()),
-        (_, Some(q)) => (q, SpecStatus::Emulator, q.evidence.clone()),
+    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match (&arm, &hvx, &hvx_missing) {
+        (Some(q), _, _) => (q, SpecStatus::Emulator, q.evidence.clone()),
+        (_, Some(q), _) => (q, SpecStatus::Emulator, q.evidence.clone()),
+        (_, _, Some(m)) => (m, SpecStatus::Emulator, "no HVX toolchain".into()),
         _ => (&X86Silicon, SpecStatus::Silicon, cpu_model()),
     };
     let pb = ProgressBar::new(todo.len() as u64);
@@ -207,6 +211,22 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
         status_path.display()
     );
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The oracle of a machine without the HVX tools: every spec is unavailable,
+/// and the reason names the missing tool.
+struct NoTools(String);
+
+impl Oracle for NoTools {
+    fn name(&self) -> &'static str {
+        "emulator"
+    }
+    fn available(&self, _: &Instr) -> Result<(), misaal_verifier::OracleError> {
+        Err(misaal_verifier::OracleError::Unavailable(self.0.clone()))
+    }
+    fn run_batch(&self, _: &Instr, _: &[Vec<misaal_isa::BitVec>]) -> Result<Vec<misaal_isa::BitVec>, misaal_verifier::OracleError> {
+        Err(misaal_verifier::OracleError::Unavailable(self.0.clone()))
+    }
 }
 
 /// A verified spec of the same instruction (mnemonic, operand types and

@@ -23,6 +23,13 @@ pub struct HvxQemu {
 }
 
 impl HvxQemu {
+    /// Whether clang-19, ld.lld-19 and qemu-hexagon are all here; the error
+    /// names what is missing (a machine without them cannot check, as a CPU
+    /// without a feature cannot: its specs are skipped, not failed).
+    pub fn tools() -> Result<(), String> {
+        Toolchain::find().map(|_| ())
+    }
+
     /// Finds the tools and builds one harness for `instrs`. The error names
     /// a missing tool, so callers can skip with that message.
     pub fn new(instrs: &[&Instr]) -> Result<HvxQemu, String> {
