@@ -43,11 +43,14 @@ impl HvxQemu {
     /// qemu processes at once. A failed process leaves its specs to
     /// `run_batch`, which reports the failure per spec.
     pub fn prefetch(&self, instrs: &[&Instr], cfg: &DiffConfig, procs: usize) {
-        let jobs: Vec<(&str, Vec<Vec<BitVec>>)> = instrs.iter().filter(|i| self.harness.contains(&i.name)).map(|i| (i.name.as_str(), cases_for(i, cfg))).collect();
-        let chunk = jobs.len().div_ceil(procs.max(1)).max(1);
+        let specs: Vec<&Instr> = instrs.iter().copied().filter(|i| self.harness.contains(&i.name)).collect();
+        let chunk = specs.len().div_ceil(procs.max(1)).max(1);
         std::thread::scope(|s| {
-            for part in jobs.chunks(chunk) {
+            for part in specs.chunks(chunk) {
                 s.spawn(move || {
+                    // Each thread generates its own specs' cases: with 1024-bit
+                    // operands, generating them costs more than running them.
+                    let part: Vec<(&str, Vec<Vec<BitVec>>)> = part.iter().map(|i| (i.name.as_str(), cases_for(i, cfg))).collect();
                     let refs: Vec<(&str, &[Vec<BitVec>])> = part.iter().map(|(n, c)| (*n, c.as_slice())).collect();
                     if let Ok(res) = self.harness.run(&refs) {
                         let mut st = self.store.lock().expect("store");
