@@ -1,28 +1,34 @@
 //! The HVX oracle: `Q6_*` intrinsics under `qemu-hexagon -cpu v67`, through
-//! a freestanding C harness (`misaal-oracle-hvx`).
-//!
-//! Like [`crate::qemu::ArmQemu`], [`HvxQemu::prefetch`] runs every case
-//! [`crate::check_against`] will ask for, of every spec, in a few qemu
-//! processes up front; `run_batch` answers from that store, and only
-//! shrinking starts new processes.
+//! a freestanding C harness (`misaal-oracle-hvx`), batched by
+//! [`crate::qemu::Batched`] like the ARM oracle: every case of every spec
+//! runs up front in a few qemu processes.
 
-use crate::differential::{DiffConfig, cases_for};
-use crate::oracle::{Oracle, OracleError};
+use crate::oracle::OracleError;
+use crate::qemu::{BatchHarness, Batched};
 use misaal_isa::{BitVec, Instr};
 use misaal_oracle_hvx::{Harness, Problem, Toolchain};
-use std::collections::HashMap;
-use std::sync::Mutex;
 
-type Store = Mutex<HashMap<String, (Vec<Vec<BitVec>>, Vec<BitVec>)>>;
+pub type HvxQemu = Batched<Harness>;
 
-pub struct HvxQemu {
-    harness: Harness,
-    /// Evidence for the status table: the emulator, its version and CPU.
-    pub evidence: String,
-    store: Store,
+impl BatchHarness for Harness {
+    fn target(&self) -> &'static str {
+        "hvx"
+    }
+    fn contains(&self, name: &str) -> bool {
+        Harness::contains(self, name)
+    }
+    fn problem(&self, name: &str) -> Option<OracleError> {
+        self.problems.get(name).map(|p| match p {
+            Problem::Unavailable(s) => OracleError::Unavailable(s.clone()),
+            Problem::Mismatch(s) => OracleError::Failed(s.clone()),
+        })
+    }
+    fn run(&self, jobs: &[(&str, &[Vec<BitVec>])]) -> Result<Vec<Vec<BitVec>>, String> {
+        Harness::run(self, jobs)
+    }
 }
 
-impl HvxQemu {
+impl Batched<Harness> {
     /// Whether clang-19, ld.lld-19 and qemu-hexagon are all here; the error
     /// names what is missing (a machine without them cannot check, as a CPU
     /// without a feature cannot: its specs are skipped, not failed).
@@ -36,59 +42,6 @@ impl HvxQemu {
         let tc = Toolchain::find()?;
         let harness = Harness::build(&tc, instrs)?;
         let evidence = format!("{} -cpu v67 (HVX 128B)", tc.qemu_version);
-        Ok(HvxQemu { harness, evidence, store: Mutex::new(HashMap::new()) })
-    }
-
-    /// Runs the check's cases of every harnessed spec in `instrs` in `procs`
-    /// qemu processes at once. A failed process leaves its specs to
-    /// `run_batch`, which reports the failure per spec.
-    pub fn prefetch(&self, instrs: &[&Instr], cfg: &DiffConfig, procs: usize) {
-        let specs: Vec<&Instr> = instrs.iter().copied().filter(|i| self.harness.contains(&i.name)).collect();
-        let chunk = specs.len().div_ceil(procs.max(1)).max(1);
-        std::thread::scope(|s| {
-            for part in specs.chunks(chunk) {
-                s.spawn(move || {
-                    // Each thread generates its own specs' cases: with 1024-bit
-                    // operands, generating them costs more than running them.
-                    let part: Vec<(&str, Vec<Vec<BitVec>>)> = part.iter().map(|i| (i.name.as_str(), cases_for(i, cfg))).collect();
-                    let refs: Vec<(&str, &[Vec<BitVec>])> = part.iter().map(|(n, c)| (*n, c.as_slice())).collect();
-                    if let Ok(res) = self.harness.run(&refs) {
-                        let mut st = self.store.lock().expect("store");
-                        for ((n, c), r) in part.iter().zip(res) {
-                            st.insert(n.to_string(), (c.clone(), r));
-                        }
-                    }
-                });
-            }
-        });
-    }
-}
-
-impl Oracle for HvxQemu {
-    fn name(&self) -> &'static str {
-        "emulator"
-    }
-
-    fn available(&self, instr: &Instr) -> Result<(), OracleError> {
-        if instr.target != "hvx" {
-            return Err(OracleError::Unavailable(format!("`{}` is a {} instruction, not hvx", instr.name, instr.target)));
-        }
-        match self.harness.problems.get(&instr.name) {
-            None if self.harness.contains(&instr.name) => Ok(()),
-            None => Err(OracleError::Unavailable(format!("`{}` was not given to the harness", instr.name))),
-            Some(Problem::Unavailable(s)) => Err(OracleError::Unavailable(s.clone())),
-            Some(Problem::Mismatch(s)) => Err(OracleError::Failed(s.clone())),
-        }
-    }
-
-    fn run_batch(&self, instr: &Instr, cases: &[Vec<BitVec>]) -> Result<Vec<BitVec>, OracleError> {
-        self.available(instr)?;
-        if let Some((c, r)) = self.store.lock().expect("store").get(&instr.name)
-            && c.as_slice() == cases
-        {
-            return Ok(r.clone());
-        }
-        let mut out = self.harness.run(&[(instr.name.as_str(), cases)]).map_err(OracleError::Failed)?;
-        Ok(out.remove(0))
+        Ok(Batched::with(harness, evidence))
     }
 }

@@ -80,3 +80,85 @@ impl Oracle for ArmQemu {
         Ok(out.remove(0))
     }
 }
+
+/// What a batched emulator oracle needs from its harness: the HVX harness
+/// (`crate::hexagon`) implements it; the ARM one above could too.
+pub trait BatchHarness: Sync {
+    /// The target its specs carry (`hvx`).
+    fn target(&self) -> &'static str;
+    fn contains(&self, name: &str) -> bool;
+    /// Why `name` is not in the harness: `Unavailable` (not runnable here)
+    /// or `Failed` (the spec contradicts the intrinsic's prototype).
+    fn problem(&self, name: &str) -> Option<OracleError>;
+    /// Runs every (intrinsic, cases) job in one emulator process.
+    fn run(&self, jobs: &[(&str, &[Vec<BitVec>])]) -> Result<Vec<Vec<BitVec>>, String>;
+}
+
+/// An oracle over a [`BatchHarness`]: [`Batched::prefetch`] runs every case
+/// [`crate::check_against`] will ask for, of every spec, in a few emulator
+/// processes up front; `run_batch` answers from that store, and only
+/// shrinking starts new processes.
+pub struct Batched<H> {
+    pub harness: H,
+    /// Evidence for the status table: the emulator and its version.
+    pub evidence: String,
+    store: Mutex<HashMap<String, (Vec<Vec<BitVec>>, Vec<BitVec>)>>,
+}
+
+impl<H: BatchHarness> Batched<H> {
+    pub fn with(harness: H, evidence: String) -> Self {
+        Batched { harness, evidence, store: Mutex::new(HashMap::new()) }
+    }
+
+    /// Runs the check's cases of every harnessed spec in `instrs` in `procs`
+    /// processes at once, each thread generating its own specs' cases (for
+    /// wide vectors, generating costs more than running). A failed process
+    /// leaves its specs to `run_batch`, which reports the failure per spec.
+    pub fn prefetch(&self, instrs: &[&Instr], cfg: &DiffConfig, procs: usize) {
+        let specs: Vec<&Instr> = instrs.iter().copied().filter(|i| self.harness.contains(&i.name)).collect();
+        let chunk = specs.len().div_ceil(procs.max(1)).max(1);
+        std::thread::scope(|s| {
+            for part in specs.chunks(chunk) {
+                s.spawn(move || {
+                    let part: Vec<(&str, Vec<Vec<BitVec>>)> = part.iter().map(|i| (i.name.as_str(), cases_for(i, cfg))).collect();
+                    let refs: Vec<(&str, &[Vec<BitVec>])> = part.iter().map(|(n, c)| (*n, c.as_slice())).collect();
+                    if let Ok(res) = self.harness.run(&refs) {
+                        let mut st = self.store.lock().expect("store");
+                        for ((n, c), r) in part.iter().zip(res) {
+                            st.insert(n.to_string(), (c.clone(), r));
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
+impl<H: BatchHarness> Oracle for Batched<H> {
+    fn name(&self) -> &'static str {
+        "emulator"
+    }
+
+    fn available(&self, instr: &Instr) -> Result<(), OracleError> {
+        let target = self.harness.target();
+        if instr.target != target {
+            return Err(OracleError::Unavailable(format!("`{}` is a {} instruction, not {target}", instr.name, instr.target)));
+        }
+        match self.harness.problem(&instr.name) {
+            None if self.harness.contains(&instr.name) => Ok(()),
+            None => Err(OracleError::Unavailable(format!("`{}` was not given to the harness", instr.name))),
+            Some(e) => Err(e),
+        }
+    }
+
+    fn run_batch(&self, instr: &Instr, cases: &[Vec<BitVec>]) -> Result<Vec<BitVec>, OracleError> {
+        self.available(instr)?;
+        if let Some((c, r)) = self.store.lock().expect("store").get(&instr.name)
+            && c.as_slice() == cases
+        {
+            return Ok(r.clone());
+        }
+        let mut out = self.harness.run(&[(instr.name.as_str(), cases)]).map_err(OracleError::Failed)?;
+        Ok(out.remove(0))
+    }
+}
