@@ -102,8 +102,11 @@ pub struct Batched<H> {
     pub harness: H,
     /// Evidence for the status table: the emulator and its version.
     pub evidence: String,
-    store: Mutex<HashMap<String, (Vec<Vec<BitVec>>, Vec<BitVec>)>>,
+    store: Mutex<HashMap<String, Prefetched>>,
 }
+
+/// A spec's prefetched cases and the emulator's results for them.
+type Prefetched = (Vec<Vec<BitVec>>, Vec<BitVec>);
 
 impl<H: BatchHarness> Batched<H> {
     pub fn with(harness: H, evidence: String) -> Self {
