@@ -7,9 +7,11 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
-use misaal_verifier::mutation::{MutationKind, mutants};
+use misaal_verifier::mutation::{MutationKind, mutants, prove_equivalent_in_range};
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, check_against};
+use misaal_verifier::qemu::uniform_edge_cases;
+use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, cases_for, check_against};
+use std::collections::BTreeMap;
 
 fn lib() -> SpecLibrary {
     SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("arm")).unwrap_or_else(|d| panic!("{d}"))
@@ -88,6 +90,89 @@ fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
     if caught == 0 { Err("no mutant was caught".into()) } else { Ok(()) }
 }
 
+/// Every ARM spec, each mutation kind, one site per kind (picked per spec,
+/// as the x86 mutation test does): the mutant must disagree with qemu on
+/// one of the cases `misaal isa check` runs, or Z3 must prove it equal to
+/// the spec. The qemu results come from one prefetch; a mutant is judged on
+/// them directly, since `check_against` would start a qemu process per
+/// caught mutant to re-run its counterexample. `MISAAL_MUTATION_SITES=all`
+/// tries every site; `MISAAL_MUTATION_FILTER=vqadd` keeps matching names.
+fn every_spec_mutant_is_caught_or_proved() -> Result<(), Failed> {
+    let t0 = std::time::Instant::now();
+    let lib = lib();
+    let all_sites = std::env::var("MISAAL_MUTATION_SITES").is_ok_and(|v| v == "all");
+    let only = std::env::var("MISAAL_MUTATION_FILTER").unwrap_or_default();
+    let instrs: Vec<&misaal_isa::Instr> = lib.iter().map(|(i, _)| i.as_ref()).filter(|i| i.name.contains(only.as_str())).collect();
+    let q = ArmQemu::new(&instrs)?;
+    let cfg = DiffConfig::default();
+    let procs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    q.prefetch(&instrs, &cfg, procs);
+    // And the uniform edge cases, which the random ones rarely reach in the
+    // one lane a mutation touches.
+    let edge_jobs: Vec<(&misaal_isa::Instr, Vec<Vec<misaal_isa::BitVec>>)> = instrs.iter().map(|i| (*i, uniform_edge_cases(i))).collect();
+    let edge_results = q.run_many(&edge_jobs, procs);
+    let t_qemu = t0.elapsed();
+    let mut z3_time = std::time::Duration::ZERO;
+    let mut caught: BTreeMap<MutationKind, usize> = BTreeMap::new();
+    let mut equivalent: BTreeMap<MutationKind, usize> = BTreeMap::new();
+    let mut escaped = Vec::new();
+    for (k, (i, sem)) in lib.iter().enumerate().filter(|(_, (i, _))| i.name.contains(only.as_str())) {
+        let mut cases = cases_for(i, &cfg);
+        let mut results = q.run_batch(i, &cases).map_err(|e| format!("{}: {e}", i.name))?;
+        cases.extend(uniform_edge_cases(i));
+        results.extend(edge_results.get(&i.name).cloned().unwrap_or_else(|| Err("not run".into())).map_err(|e| format!("{} (edge cases): {e}", i.name))?);
+        // The spec itself must agree, or every mutant would be "caught".
+        if cases.iter().zip(&results).any(|(c, r)| sem.eval(c).map(|v| v != *r).unwrap_or(true)) {
+            return Err(format!("{} disagrees with qemu before any mutation", i.name).into());
+        }
+        for kind in MutationKind::ALL {
+            let ms = mutants(sem, kind);
+            if ms.is_empty() {
+                continue;
+            }
+            let picked: Vec<_> = if all_sites { ms } else { vec![ms[(k * 7919 + kind as usize * 104_729) % ms.len()].clone()] };
+            for m in picked {
+                if cases.iter().zip(&results).any(|(c, r)| m.semantics.eval(c).map(|v| v != *r).unwrap_or(true)) {
+                    *caught.entry(kind).or_default() += 1;
+                    continue;
+                }
+                let t = std::time::Instant::now();
+                // Only immediates a program can pass count: a mutant may
+                // differ past `vshrn_n_u64`'s 32-bit shift limit.
+                let verdict = prove_equivalent_in_range(i, sem, &m.semantics, 20_000);
+                z3_time += t.elapsed();
+                if t.elapsed().as_secs() >= 2 {
+                    eprintln!("slow proof ({:.1} s): {} {}", t.elapsed().as_secs_f64(), i.name, m.description);
+                }
+                match verdict {
+                    Equivalence::Proved => *equivalent.entry(kind).or_default() += 1,
+                    e => escaped.push(format!("{} ({kind:?}): {} agreed with qemu on {} cases and is not proved equivalent ({e:?})", i.name, m.description, cases.len())),
+                }
+            }
+        }
+    }
+    for kind in MutationKind::ALL {
+        eprintln!("{kind:?}: {} caught by qemu, {} proven equivalent by Z3", caught.get(&kind).unwrap_or(&0), equivalent.get(&kind).unwrap_or(&0));
+    }
+    eprintln!(
+        "{} ARM specs mutated in {:.1} s (qemu and harness {:.1} s, Z3 {:.1} s)",
+        instrs.len(),
+        t0.elapsed().as_secs_f64(),
+        t_qemu.as_secs_f64(),
+        z3_time.as_secs_f64()
+    );
+    if !escaped.is_empty() {
+        return Err(format!("{} mutant(s) escaped qemu:\n{}", escaped.len(), escaped.join("\n")).into());
+    }
+    // A filtered run may hold no site of some kind.
+    for kind in MutationKind::ALL.iter().filter(|_| only.is_empty()) {
+        if caught.get(kind).copied().unwrap_or(0) == 0 {
+            return Err(format!("no {kind:?} mutant was exercised").into());
+        }
+    }
+    Ok(())
+}
+
 /// A hand-written wrong spec (rounding halving add without its rounding)
 /// fails with a shrunk counterexample naming its file and line.
 fn a_wrong_spec_is_caught() -> Result<(), Failed> {
@@ -115,6 +200,7 @@ fn main() {
         Trial::test("arm_specs_parse_with_costs_and_features", specs_parse_with_costs_and_features),
         qemu("arm_specs_agree_with_qemu", all_agree_with_qemu),
         qemu("arm_mutants_are_caught_by_qemu", mutants_are_caught_by_qemu),
+        qemu("arm_every_spec_mutant_is_caught_or_proved", every_spec_mutant_is_caught_or_proved),
         qemu("arm_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
     ];
     libtest_mimic::run(&args, trials).exit();

@@ -84,3 +84,82 @@ pub fn mutants(sem: &Semantics, kind: MutationKind) -> Vec<Mutant> {
         })
         .collect()
 }
+
+/// Combinations of ranged immediate values [`prove_equivalent_in_range`]
+/// proves one by one before it gives up with `Unknown`.
+pub const MAX_RANGED_COMBINATIONS: usize = 4096;
+
+/// ARM immediates often take fewer values than their width holds
+/// (`vshrn_n_u64` shifts by 1 to 32 only), and outside that range a mutant
+/// may differ where no program can reach it: `ashr` and `lshr` agree on the
+/// kept bits for every legal shift. So each ranged immediate of `instr` is
+/// fixed to each of its values in turn, and `a` and `b` are proved equal
+/// for every combination. Without ranged immediates this is
+/// [`prove_equivalent`](crate::smt::prove_equivalent).
+pub fn prove_equivalent_in_range(instr: &misaal_isa::Instr, a: &Semantics, b: &Semantics, budget_ms: u32) -> crate::smt::Equivalence {
+    use crate::smt::{Equivalence, prove_equivalent};
+    let ranged: Vec<(u16, u32, u64, u64)> = instr
+        .params
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| p.range.map(|(lo, hi)| (k as u16, a.dag.operand_widths().get(k).copied().unwrap_or(0), lo, hi)))
+        .collect();
+    if ranged.is_empty() || a.dag.operand_widths().len() != instr.params.len() {
+        return prove_equivalent(a, b, budget_ms);
+    }
+    // Equal for every immediate is equal for the legal ones, and a
+    // difference at legal immediates is a difference: one proof decides
+    // most mutants without stepping through the range.
+    match prove_equivalent(a, b, budget_ms) {
+        Equivalence::Proved => return Equivalence::Proved,
+        Equivalence::Differ(ops) if ranged.iter().all(|&(k, _, lo, hi)| ops.get(k as usize).is_some_and(|v| (lo..=hi).contains(&v.to_u64()))) => {
+            return Equivalence::Differ(ops);
+        }
+        _ => {}
+    }
+    let combos = ranged.iter().try_fold(1usize, |n, &(_, _, lo, hi)| n.checked_mul((hi.saturating_sub(lo) + 1) as usize));
+    if combos.is_none_or(|n| n > MAX_RANGED_COMBINATIONS) {
+        return Equivalence::Unknown(format!("more than {MAX_RANGED_COMBINATIONS} combinations of immediate values"));
+    }
+    let fix = |s: &Semantics, vals: &[u64]| {
+        let mut out = s.clone();
+        for (&(k, w, _, _), &v) in ranged.iter().zip(vals) {
+            for id in 0..out.dag.len() as NodeId {
+                if matches!(out.dag.node(id), Node::Operand(o) if *o == k) {
+                    out.dag = out.dag.with_node_replaced(id, Node::Const(misaal_isa::BitVec::from_u128(w, v as u128)));
+                }
+            }
+        }
+        out
+    };
+    let mut vals: Vec<u64> = ranged.iter().map(|r| r.2).collect();
+    let mut unknown = None;
+    loop {
+        match prove_equivalent(&fix(a, &vals), &fix(b, &vals), budget_ms) {
+            Equivalence::Proved => {}
+            Equivalence::Differ(mut ops) => {
+                // The solver saw the fixed immediate as a free operand: report the value proved.
+                for (&(k, w, _, _), &v) in ranged.iter().zip(&vals) {
+                    if let Some(o) = ops.get_mut(k as usize) {
+                        *o = misaal_isa::BitVec::from_u128(w, v as u128);
+                    }
+                }
+                return Equivalence::Differ(ops);
+            }
+            u @ Equivalence::Unknown(_) => unknown = Some(u),
+        }
+        // Next combination, the first immediate fastest.
+        let mut i = 0;
+        loop {
+            if i == vals.len() {
+                return unknown.unwrap_or(Equivalence::Proved);
+            }
+            if vals[i] < ranged[i].3 {
+                vals[i] += 1;
+                break;
+            }
+            vals[i] = ranged[i].2;
+            i += 1;
+        }
+    }
+}
