@@ -11,6 +11,8 @@ Usage (from anywhere; paths are relative to this file):
     python3 benchmarks/generate.py sobel3x3 add     # only these (manifest entries of the others are kept)
     python3 benchmarks/generate.py --list           # kernel names, one a line
     python3 benchmarks/generate.py --suite DIR      # write DIR/stmt, DIR/manifest.json, DIR/build/halide
+    python3 benchmarks/generate.py --suite benchmarks/arm --target arm-64-linux-arm_dot_prod
+                                                    # the ARM suite: Stmt, objects and runtime for AArch64
 
 The Halide release is whichever `import halide` finds; the manifest records
 it. benchmarks/halide19.sh runs this script with Halide 19 from its own venv
@@ -71,6 +73,15 @@ def halide_version():
 # the AVX-512 every AVX-512 server has.
 TARGET = "x86-64-linux-avx512_skylake-no_runtime"
 RUNTIME_TARGET = "x86-64-linux-avx512_skylake"
+DEFAULT_TARGET = TARGET
+
+
+def set_target(target):
+    """--target: the Halide target of the Stmt, the objects and the runtime
+    (e.g. arm-64-linux-arm_dot_prod), instead of the x86 default above."""
+    global TARGET, RUNTIME_TARGET
+    base = "-".join(f for f in target.split("-") if f != "no_runtime")
+    TARGET, RUNTIME_TARGET = base + "-no_runtime", base
 
 
 def object_targets(spec):
@@ -201,6 +212,9 @@ def run_worker(name, suite, object_target=None):
     """Runs `generate.py --worker name` and returns (name, entry, seconds)."""
     t0 = time.time()
     extra = ["--object-target", object_target] if object_target else []
+    # The worker is its own process: it must be told the suite's target.
+    if TARGET != DEFAULT_TARGET:
+        extra += ["--target", RUNTIME_TARGET]
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--suite", suite, "--worker", name] + extra,
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -250,9 +264,14 @@ def main():
                     help="compile Halide's objects and runtime for TARGET instead of the Stmt's "
                          "(`host`: this machine's, e.g. one without AVX-512); the Stmt and "
                          "manifest do not change")
+    ap.add_argument("--target", metavar="TARGET",
+                    help="Halide target of the Stmt, objects and runtime (default %s); for ARM "
+                         "arm-64-linux-arm_dot_prod, with --suite benchmarks/arm" % RUNTIME_TARGET)
     ap.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     set_suite(opts.suite)
+    if opts.target:
+        set_target(opts.target)
 
     if opts.worker:
         print(json.dumps(compile_one(opts.worker, opts.object_target)))
