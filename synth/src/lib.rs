@@ -3,9 +3,11 @@
 //! in `misaal-datalog`; the enumeration of Halide and x86 terms matched by
 //! fingerprint and proved by the verifier (`enumerate`); and the
 //! abstraction of those proved concrete rules into rules over element
-//! width, lane count, vector size and signedness (`abstraction`). Nothing
+//! width, lane count, vector size and signedness (`abstraction`), with the split rules of lane-local Halide
+//! ops (`legalize`). Nothing
 //! is written as a rule unless the verifier proved it.
 
 pub mod abstraction;
 pub mod enumerate;
+pub mod legalize;
 pub mod swizzle_rules;

@@ -119,11 +119,14 @@ struct Gen<'a> {
     lanes_fitted: bool,
     halide: &'a SpecLibrary,
     defs: Vec<(String, IntExpr)>,
+    /// Values lifted into the free variable `?c` (see [`lifted`]).
+    lift: Vec<i128>,
 }
 
 impl Gen<'_> {
     fn num(&self, slot: Slot, e: &IntExpr) -> IntExpr {
         match e {
+            IntExpr::Lit(x) if slot == Slot::Value && self.lift.contains(x) => IntExpr::Var("c".into()),
             IntExpr::Lit(x) => fit(slot, *x, &self.p, self.lanes_fitted),
             other => other.clone(),
         }
@@ -209,6 +212,50 @@ impl Gen<'_> {
     }
 }
 
+/// Constants to lift into `?c`: an operand value (a broadcast's, an
+/// immediate's) found on both sides and below the element width, as a
+/// shift count is: `shr(x, 3) -> srli(x, 3)` is one rule for every count,
+/// whose instances the verifier then settles one by one.
+fn lifted(lhs: &Term, rhs: &Term, halide: &SpecLibrary, bw: i128) -> Vec<i128> {
+    fn values(t: &Term, halide: &SpecLibrary, out: &mut Vec<i128>) {
+        match t {
+            Term::X86(_, args, _) => {
+                for a in args {
+                    match a {
+                        Term::Int(IntExpr::Lit(x), _) => out.push(*x),
+                        other => values(other, halide, out),
+                    }
+                }
+            }
+            Term::Op(name, args, _) => {
+                let total = halide.generic(name).map(|g| g.generics.len()).unwrap_or(0);
+                let mut filled = 0;
+                for a in args {
+                    match a {
+                        Term::Type(..) if filled < total => filled += 3,
+                        Term::Int(..) if filled < total => filled += 1,
+                        Term::Int(IntExpr::Lit(x), _) => out.push(*x),
+                        other => {
+                            filled = total;
+                            values(other, halide, out)
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut l, mut r) = (Vec::new(), Vec::new());
+    values(lhs, halide, &mut l);
+    values(rhs, halide, &mut r);
+    let mut out: Vec<i128> = l.into_iter().filter(|x| (0..bw).contains(x) && r.contains(x)).collect();
+    out.sort();
+    out.dedup();
+    // One variable only: two different lifted values would need two.
+    out.truncate(1);
+    out
+}
+
 /// `enum.add-min-not.u8x16.mm_adds_epu8` -> `add-min-not`; the op chain
 /// part of a concrete rule's name.
 fn lhs_part(c: &Concrete) -> String {
@@ -246,7 +293,8 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
         let (lhs, rhs, defs, free) = match params(&r.lhs, &r.rhs) {
             Some(p) => {
                 let n_def = lanes_of_vsize(&p);
-                let mut g = Gen { p, lanes_fitted: n_def.is_some(), halide, defs: Vec::new() };
+                let lift = lifted(&r.lhs, &r.rhs, halide, p.bw);
+                let mut g = Gen { p, lanes_fitted: n_def.is_some(), halide, defs: Vec::new(), lift };
                 let lhs = g.term(&r.lhs, Slot::Value);
                 let rhs = g.term(&r.rhs, Slot::Value);
                 let mut defs = Vec::new();
@@ -271,6 +319,9 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
                 }
                 if uses("sign") {
                     free.push(("sign".to_string(), SIGN.to_vec()));
+                }
+                if uses("c") {
+                    free.push(("c".to_string(), (0..64).collect()));
                 }
                 (lhs, rhs, defs, free)
             }
@@ -306,6 +357,9 @@ impl Abstract {
     pub fn text(&self, name: &str, domains: &[(String, Vec<i128>)]) -> String {
         let mut conds: Vec<String> = domains.iter().map(|(v, d)| format!("(in ?{v} {})", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "))).collect();
         conds.extend(self.defs.iter().map(|(v, e)| format!("(= ?{v} {})", render_int(e))));
+        if self.free.iter().any(|(v, _)| v == "c") && self.free.iter().any(|(v, _)| v == "bw") {
+            conds.push("(< ?c ?bw)".into());
+        }
         let when = if conds.is_empty() { String::new() } else { format!(" :when ({})", conds.join(" ")) };
         format!("(rewrite {} {}{when} :name {name:?} :ruleset x86)", self.lhs, self.rhs)
     }
@@ -351,7 +405,7 @@ pub fn project(env: &Assignment, vars: &[String]) -> Vec<i128> {
 /// Boxes (one value set per variable) whose union is exactly `points`:
 /// one box when the points are a product of their projections, else split
 /// on the first variable, grouping its values whose remaining points agree.
-pub fn cover(points: &[Vec<i128>], arity: usize) -> Vec<Vec<Vec<i128>>> {
+pub fn cover(points: &[Vec<i128>], arity: usize, universe: &dyn Fn(&[i128]) -> bool) -> Vec<Vec<Vec<i128>>> {
     let mut pts: Vec<Vec<i128>> = points.to_vec();
     pts.sort();
     pts.dedup();
@@ -369,7 +423,9 @@ pub fn cover(points: &[Vec<i128>], arity: usize) -> Vec<Vec<Vec<i128>>> {
             v
         })
         .collect();
-    if proj.iter().map(|v| v.len()).product::<usize>() == pts.len() {
+    // A box stands for its points that meet the rule's conditions
+    // (`universe`, e.g. `?c < ?bw`): it is exact when those are all proved.
+    if proj.iter().map(|v| v.len()).product::<usize>() <= 4096 && product(&proj).iter().filter(|p| universe(p)).count() == pts.len() {
         return vec![proj];
     }
     // Split on the first variable: values with the same rest go together.
@@ -380,7 +436,16 @@ pub fn cover(points: &[Vec<i128>], arity: usize) -> Vec<Vec<Vec<i128>>> {
     }
     let mut out = Vec::new();
     for (rest, xs) in groups {
-        for b in cover(&rest, arity - 1) {
+        // A rest point counts when the conditions admit it for any value
+        // of the group: stricter than needed, never too lax.
+        let sub = |p: &[i128]| {
+            xs.iter().any(|x| {
+                let mut full = vec![*x];
+                full.extend_from_slice(p);
+                universe(&full)
+            })
+        };
+        for b in cover(&rest, arity - 1, &sub) {
             let mut bx = vec![xs.clone()];
             bx.extend(b);
             out.push(bx);
@@ -392,6 +457,10 @@ pub fn cover(points: &[Vec<i128>], arity: usize) -> Vec<Vec<Vec<i128>>> {
     out
 }
 
+fn product(sets: &[Vec<i128>]) -> Vec<Vec<i128>> {
+    sets.iter().fold(vec![Vec::new()], |acc, s| acc.iter().flat_map(|p| s.iter().map(move |x| [p.clone(), vec![*x]].concat())).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,7 +468,7 @@ mod tests {
     #[test]
     fn cover_is_exact() {
         let pts = vec![vec![8, 128], vec![8, 256], vec![16, 128], vec![16, 256], vec![64, 128]];
-        let boxes = cover(&pts, 2);
+        let boxes = cover(&pts, 2, &|_| true);
         assert_eq!(boxes, vec![vec![vec![8, 16], vec![128, 256]], vec![vec![64], vec![128]]]);
         let mut back: Vec<Vec<i128>> = boxes.iter().flat_map(|b| b[0].iter().flat_map(move |x| b[1].iter().map(move |y| vec![*x, *y]))).collect();
         back.sort();

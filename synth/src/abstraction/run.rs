@@ -29,6 +29,10 @@ pub struct Outcome {
     /// Concrete rules no written rule has as an instance (should be none:
     /// a template at its own parameters is its concrete rule).
     pub uncovered: Vec<String>,
+    /// Legalization (split) rules written, and their proved instances.
+    pub split_rules: usize,
+    pub split_instances: usize,
+    pub split_tried: usize,
 }
 
 /// `header`: comment lines for the top of the file (generator, command).
@@ -52,7 +56,9 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
     for (k, a) in templates.iter().enumerate() {
         let vars: Vec<String> = a.free.iter().map(|(v, _)| v.clone()).collect();
         let points: Vec<Vec<i128>> = jobs.iter().zip(&verdicts).filter(|((j, _), v)| *j == k && **v == Verdict::Proved).map(|((_, e), _)| project(e, &vars)).collect();
-        let boxes = cover(&points, vars.len());
+        let universe: std::collections::HashSet<Vec<i128>> =
+            misaal_rulesets::instantiations(&rules[k], misaal_rulesets::X86_VECTOR_WIDTHS.as_slice()).unwrap_or_default().iter().map(|e| project(e, &vars)).collect();
+        let boxes = best_cover(&points, vars.len(), &|p| universe.contains(p));
         if boxes.is_empty() {
             for m in &a.members {
                 out.uncovered.push(concrete[*m].rule.name.clone());
@@ -75,16 +81,92 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
             }
         }
     }
+    body.push_str(&legalize(halide, &libs, cfg, cache, &mut out)?);
     out.text = format!("{header}{}\n(ruleset x86)\n\n{body}", counts_line(&out));
     audit(&out.text, &libs, cfg, cache)?;
     Ok(out)
 }
 
+/// The cover with the fewest boxes over every order of the variables
+/// (at most 4! orders): which variable is split first decides how many.
+fn best_cover(points: &[Vec<i128>], arity: usize, universe: &dyn Fn(&[i128]) -> bool) -> Vec<Vec<Vec<i128>>> {
+    let mut orders: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..arity {
+        orders = orders.iter().flat_map(|o| (0..arity).filter(|i| !o.contains(i)).map(move |i| [o.clone(), vec![i]].concat())).collect();
+    }
+    let mut best: Option<Vec<Vec<Vec<i128>>>> = None;
+    for ord in orders {
+        let permuted: Vec<Vec<i128>> = points.iter().map(|p| ord.iter().map(|&i| p[i]).collect()).collect();
+        let unperm = |q: &[i128]| {
+            let mut p = vec![0; arity];
+            for (k, &i) in ord.iter().enumerate() {
+                p[i] = q[k];
+            }
+            p
+        };
+        let boxes: Vec<Vec<Vec<i128>>> = cover(&permuted, arity, &|q| universe(&unperm(q)))
+            .into_iter()
+            .map(|b| {
+                let mut back = vec![Vec::new(); arity];
+                for (k, &i) in ord.iter().enumerate() {
+                    back[i] = b[k].clone();
+                }
+                back
+            })
+            .collect();
+        if best.as_ref().is_none_or(|b| boxes.len() < b.len()) {
+            best = Some(boxes);
+        }
+    }
+    best.unwrap_or_default()
+}
+
 fn counts_line(o: &Outcome) -> String {
     format!(
-        "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown); MISAAL: 5,806 concrete x86 rules into 329 abstract.",
-        o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown
+        "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown); MISAAL: 5,806 concrete x86 rules into 329 abstract.\n\
+         ; Legalize: {} split rules ({} proved instances of {} tried).",
+        o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown, o.split_rules, o.split_instances, o.split_tried
     )
+}
+
+/// The split rules of lane-local Halide ops (`crate::legalize`), each
+/// written with exactly its proved instances.
+fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, out: &mut Outcome) -> Result<String, String> {
+    let splits = crate::legalize::splits(halide);
+    let mut rules = Vec::new();
+    for s in &splits {
+        let text = s.text(&s.name, &s.free);
+        let mut r = misaal_rulesets::parse_rules("legalize", &text).map_err(|d| format!("{}: {d}", s.name))?;
+        rules.push(r.pop().ok_or("no rule")?);
+    }
+    let widths = misaal_rulesets::X86_VECTOR_WIDTHS.as_slice();
+    let jobs: Vec<(usize, misaal_rulesets::Assignment)> = rules
+        .iter()
+        .enumerate()
+        .flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e)))
+        .collect();
+    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
+    out.split_tried = jobs.len();
+    let mut body = String::from("\n; == legalize: split rules of lane-local Halide ops (phase legalize) ==\n");
+    for (k, s) in splits.iter().enumerate() {
+        let vars: Vec<String> = s.free.iter().map(|(v, _)| v.clone()).collect();
+        let points: Vec<Vec<i128>> = jobs.iter().zip(&verdicts).filter(|((j, _), v)| *j == k && **v == Verdict::Proved).map(|((_, e), _)| project(e, &vars)).collect();
+        let universe: std::collections::HashSet<Vec<i128>> = jobs.iter().filter(|(j, _)| *j == k).map(|(_, e)| project(e, &vars)).collect();
+        let boxes = best_cover(&points, vars.len(), &|p| universe.contains(p));
+        if boxes.is_empty() {
+            continue;
+        }
+        body.push_str(&format!("; {}: {}; proved at {} instance(s)\n", s.name, s.provenance, points.len()));
+        for (b, bx) in boxes.iter().enumerate() {
+            let name = if boxes.len() == 1 { s.name.clone() } else { format!("{}.{}", s.name, b + 1) };
+            let domains: Vec<(String, Vec<i128>)> = vars.iter().cloned().zip(bx.iter().cloned()).collect();
+            body.push_str(&s.text(&name, &domains));
+            body.push('\n');
+            out.split_rules += 1;
+        }
+        out.split_instances += points.len();
+    }
+    Ok(body)
 }
 
 /// Whether the concrete rule's own assignment is among the proved points:
@@ -94,8 +176,14 @@ fn covers(c: &Concrete, points: &[Vec<i128>], vars: &[String]) -> bool {
         return !points.is_empty();
     }
     let Some(p) = super::fit::params(&c.rule.lhs, &c.rule.rhs) else { return false };
-    let own: Vec<i128> = vars.iter().map(|v| match v.as_str() { "bw" => p.bw, "vsize" => p.vsize, _ => p.sign }).collect();
-    points.contains(&own)
+    // `?c` is the rule's own lifted constant, whichever it was.
+    let own = |pt: &Vec<i128>| vars.iter().zip(pt).all(|(v, x)| match v.as_str() {
+        "bw" => *x == p.bw,
+        "vsize" => *x == p.vsize,
+        "sign" => *x == p.sign,
+        _ => true,
+    });
+    points.iter().any(own)
 }
 
 fn provenance(a: &Abstract, concrete: &[Concrete], proved: usize) -> String {

@@ -1,0 +1,181 @@
+//! Legalization rules from lane facts: a Halide op on 2n lanes is the
+//! concatenation of the op on each half, when every output lane of the op
+//! reads only its own lane of each vector operand (BvSlices, from
+//! `misaal_datalog::lanes`, at a probe instantiation). Without them no
+//! lowering rule (at most 256 bits here) meets a kernel's wider vectors.
+//!
+//! The template is fixed (split in halves, slices of each operand, one
+//! concat); which ops get it is decided by their lane facts, and each
+//! operand's element width by its slice width per lane. Like every rule,
+//! each instance is proved by the caller before it is written; the caller
+//! keeps exactly the proved instances. Two data-movement identities
+//! (a half of a concatenation is that half) let split chains meet.
+
+use misaal_isa::SpecLibrary;
+
+/// A legalization template over `?sign ?bw ?n` and the op's other generics.
+#[derive(Clone, Debug)]
+pub struct Split {
+    pub op: String,
+    pub name: String,
+    pub lhs: String,
+    pub rhs: String,
+    /// Conditions other than the free variables' domains.
+    pub conds: Vec<String>,
+    /// Free variables and their domains.
+    pub free: Vec<(String, Vec<i128>)>,
+    pub provenance: String,
+}
+
+/// Probe values of the op's generics, chosen so that widths tell the
+/// generics apart (E2 = 32 is neither E = 8 nor 2E).
+fn probe(generics: &[String]) -> Option<Vec<i128>> {
+    generics
+        .iter()
+        .map(|g| match g.as_str() {
+            "S" => Some(0),
+            "E" => Some(8),
+            "N" => Some(4),
+            "S2" => Some(0),
+            "E2" => Some(32),
+            "F" => Some(2),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One operand's (or the result's) per-lane width at the probe, written
+/// over the template's variables: (element width, lanes per output lane).
+fn width_expr(chunk: u32, f: bool) -> Option<(&'static str, &'static str)> {
+    Some(match chunk {
+        1 => ("1", "?n"),
+        8 => ("?bw", "?n"),
+        16 if f => ("?bw", "(* ?n ?f)"),
+        16 => ("(* 2 ?bw)", "?n"),
+        32 => ("?bw2", "?n"),
+        _ => return None,
+    })
+}
+
+/// Whether every output lane reads only its own lane of each vector
+/// operand; scalars (`broadcast`'s) are read whole by every lane.
+fn lane_local(halide: &SpecLibrary, op: &str, args: &[i128], n: u32) -> Option<Vec<Option<u32>>> {
+    let (instr, sem) = halide.instantiate(op, args).ok()?;
+    if sem.lanes.len() != n as usize {
+        return None;
+    }
+    let facts = misaal_datalog::lanes::analyze(&[(&instr, &sem)]).facts.pop()?;
+    // At the probe (E = 8, N = 4) a scalar is 8 bits; a vector is N lanes
+    // of 1 (a bool), 8, 16 or 32 bits.
+    let chunks: Vec<Option<u32>> = instr.params.iter().map(|p| (p.ty.width() % n == 0 && p.ty.width() != 8).then(|| p.ty.width() / n)).collect();
+    for (lane, slices) in &facts.bv_slices {
+        for (name, lo, hi) in slices {
+            let k = instr.params.iter().position(|p| &p.name == name)?;
+            if let Some(c) = chunks[k]
+                && !(lane * c <= *lo && *hi < (lane + 1) * c)
+            {
+                return None;
+            }
+        }
+    }
+    Some(chunks)
+}
+
+/// Split templates for every lane-local Halide op.
+pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
+    let mut out = Vec::new();
+    for op in halide.generic_names() {
+        let Some(g) = halide.generic(op) else { continue };
+        let Some(args) = probe(&g.generics) else { continue };
+        if g.generics.first().map(|s| s.as_str()) != Some("S") {
+            continue;
+        }
+        let Some(chunks) = lane_local(halide, op, &args, 4) else { continue };
+        let Ok(instr) = halide.instantiate_signature(op, &args) else { continue };
+        let has = |v: &str| g.generics.iter().any(|x| x == v);
+        let f = has("F");
+        let Some((out_e, _)) = width_expr(instr.ret.width() / 4, false) else { continue };
+        // Generic arguments after the type: S2 as ?s2, E2 as ?bw2, F as ?f.
+        let extra: Vec<&str> = g.generics[3..].iter().map(|x| match x.as_str() { "S2" => "?s2", "E2" => "?bw2", _ => "?f" }).collect();
+        let mut operands = Vec::new();
+        let mut ok = true;
+        for (k, c) in chunks.iter().enumerate() {
+            let v = format!("?x{k}");
+            match c {
+                None => operands.push((v, None)),
+                Some(c) => match width_expr(*c, f) {
+                    Some((e, l)) => operands.push((v, Some((e, l)))),
+                    None => ok = false,
+                },
+            }
+        }
+        if !ok {
+            continue;
+        }
+        let generics = |lanes: &str| {
+            let mut s = format!("(t ?sign ?bw {lanes})");
+            for e in &extra {
+                s.push(' ');
+                s.push_str(e);
+            }
+            s
+        };
+        let half = |lo: bool| {
+            let args: Vec<String> = operands
+                .iter()
+                .map(|(v, w)| match w {
+                    None => v.clone(),
+                    Some((e, l)) => format!("(slice (t ?sign {e} {l}) (* 2 {l}) {} 1 {v})", if lo { "0".to_string() } else { l.to_string() }),
+                })
+                .collect();
+            format!("({op} {} {})", generics("?n"), args.join(" "))
+        };
+        let vars: Vec<String> = operands.iter().map(|(v, _)| v.clone()).collect();
+        let lhs = format!("({op} {} {})", generics("(* 2 ?n)"), vars.join(" "));
+        let out_sign = if out_e == "1" { "0" } else { "?sign" };
+        let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true), half(false));
+        let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), vec![4, 8, 16, 32, 64, 128])];
+        let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), "(<= (* ?n ?bw) 2048)".to_string()];
+        if has("S2") {
+            free.push(("s2".into(), vec![0, 1]));
+        }
+        if has("E2") {
+            free.push(("bw2".into(), vec![8, 16, 32, 64]));
+            conds.push("(!= ?bw ?bw2)".into());
+            conds.push("(>= (* ?n ?bw2) 128)".into());
+            conds.push("(<= (* ?n ?bw2) 2048)".into());
+        }
+        if f {
+            free.push(("f".into(), vec![2, 4]));
+        }
+        out.push(Split {
+            op: op.to_string(),
+            name: format!("synth.split-{op}"),
+            lhs,
+            rhs,
+            conds,
+            free,
+            provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand"),
+        });
+    }
+    for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
+        out.push(Split {
+            op: "slice".into(),
+            name: format!("synth.slice-concat-{part}"),
+            lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} 1 (concat (t ?sign ?bw ?n) ?n ?x0 ?x1))"),
+            rhs: pick.into(),
+            conds: vec!["(<= (* ?n ?bw) 2048)".into()],
+            free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![4, 8, 16, 32, 64, 128])],
+            provenance: "phase legalize; swizzle identity: the slice's lanes are exactly one concat operand's".into(),
+        });
+    }
+    out
+}
+
+impl Split {
+    pub fn text(&self, name: &str, domains: &[(String, Vec<i128>)]) -> String {
+        let mut conds: Vec<String> = domains.iter().map(|(v, d)| format!("(in ?{v} {})", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "))).collect();
+        conds.extend(self.conds.iter().cloned());
+        format!("(rewrite {} {} :when ({}) :name {name:?} :ruleset x86)", self.lhs, self.rhs, conds.join(" "))
+    }
+}

@@ -1,0 +1,307 @@
+//! Rediscovery: every hand-written lowering rule of rulesets/x86.egg (the
+//! good-rule corpus; its generated legalize section is left out) is
+//! re-derived or covered by the synthesized rulesets/x86_synth.egg, or is
+//! listed in `EXPECTED` as not yet, with the reason.
+//!
+//! Both files are instantiated at every width (no proofs here: both are
+//! audited by `misaal verify`, and the synthesized rules only hold proved
+//! instances). A hand instance counts when its specs met their oracle on
+//! this machine (an AVX-512 instance cannot be rediscovered where
+//! AVX-512 is not verified). For each, the synthesized instances with the
+//! same left side (same Halide pattern, variables renamed in order):
+//! - `rederived`: one has the same right side too;
+//! - `covered`: one lowers the same pattern (to another proved sequence);
+//! - `missing`: none does.
+//!
+//! A rule is `rederived` / `covered` when all its instances are, `partial`
+//! when some are, `not-yet` when none, `not-here` when no instance is
+//! verified here. The test fails when a rule does worse than `EXPECTED`
+//! says (a regression), better (the table is stale: update it), or when a
+//! hand rule has no entry. `an_empty_ruleset_rediscovers_nothing` shows
+//! the check can fail.
+
+use misaal_isa::{SpecLibrary, StatusTable};
+use misaal_rulesets::{Assignment, IntExpr, Rule, Term, X86_VECTOR_WIDTHS, expand_name, instantiations, parse_rules};
+use misaal_verifier::audit::{Libraries, unverified_specs};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+/// Hand rule -> expected status, and for anything short of covered, why.
+const EXPECTED: &[(&str, &str, &str)] = &[
+    ("x86.abs", "rederived", ""),
+    ("x86.absd-u16", "rederived", ""),
+    ("x86.absd-u8", "rederived", ""),
+    ("x86.add", "rederived", ""),
+    ("x86.adds-i", "rederived", ""),
+    ("x86.adds-u", "rederived", ""),
+    ("x86.and", "rederived", ""),
+    ("x86.avg-u16", "rederived", ""),
+    ("x86.avg-u8", "rederived", ""),
+    ("x86.broadcast-32", "rederived", ""),
+    ("x86.madd", "rederived", ""),
+    ("x86.maddubs", "rederived", ""),
+    ("x86.max-i", "rederived", ""),
+    ("x86.max-u", "rederived", ""),
+    ("x86.min-i", "rederived", ""),
+    ("x86.min-u", "rederived", ""),
+    ("x86.mulhi", "rederived", ""),
+    ("x86.mullo", "rederived", ""),
+    ("x86.or", "rederived", ""),
+    ("x86.sext-16-32", "rederived", ""),
+    ("x86.sext-8-16", "rederived", ""),
+    ("x86.slli-16", "rederived", ""),
+    ("x86.srai-32", "rederived", ""),
+    ("x86.sub", "rederived", ""),
+    ("x86.subs-i", "rederived", ""),
+    ("x86.subs-u", "rederived", ""),
+    ("x86.unpackhi-16", "rederived", ""),
+    ("x86.unpacklo-8", "rederived", ""),
+    ("x86.widening-mul-madd", "rederived", ""),
+    ("x86.xor", "rederived", ""),
+    ("x86.zext-16-32", "rederived", ""),
+    ("x86.zext-8-16", "rederived", ""),
+    ("x86.add-commutes", "partial", "a commutation identity, not a lowering: only its instances whose left side the add lowering also has count"),
+    ("x86.halving-add", "partial", "halving_add is lowered (through vpavg) for u8 and u16 only; u32/u64 have no enumerated proved lowering"),
+    ("x86.rounding-srai", "partial", "only the count 1 (x - (x >> 1)) was enumerated; other counts need the add-and-shift form, depth 4"),
+    ("x86.rounding-srli", "partial", "only the count 1 (x - (x >> 1)) was enumerated; other counts need the add-and-shift form, depth 4"),
+    ("x86.slli-16-any", "partial", "enumeration types a shift amount like the shifted operand, so an amount of the other signedness (S2 != S) is not derived"),
+    ("x86.slli-32-any", "partial", "enumeration types a shift amount like the shifted operand, so an amount of the other signedness (S2 != S) is not derived"),
+    ("x86.srai", "partial", "enumeration types a shift amount like the shifted operand, so an amount of the other signedness (S2 != S) is not derived"),
+    ("x86.srli", "partial", "enumeration types a shift amount like the shifted operand, so an amount of the other signedness (S2 != S) is not derived"),
+    ("x86.widening-add", "partial", "a Halide-level expansion; the synthesized widening_add lowers only where the result is one 256-bit register"),
+    ("x86.widening-add-ext", "partial", "a Halide-level expansion; the synthesized widening_add lowers only where the result is one 256-bit register"),
+    ("x86.widening-mul-ext", "partial", "a Halide-level expansion; the synthesized widening_mul lowers only where the result is one 256-bit register"),
+    ("x86.widening-sub-ext", "partial", "a Halide-level expansion; the synthesized widening_sub lowers only where the result is one 256-bit register"),
+    ("x86.broadcast-8", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.cmpgt-mask", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.cmplt-mask", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.dpbusd", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.dpwssd", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.packus-256", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.sat-i32-i16", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.sat-u32-u16", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.sext-i16-i32", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.trunc-i32-i16", "not-here", "its instances need AVX-512 or AVX-VNNI specs, not verified on this CPU"),
+    ("x86.andnot", "not-yet", "enumeration found vpandn as (sub a (and a b)) and (xor a (or a b)), not as (and (not a) b)"),
+    ("x86.cmpeq-u32", "not-yet", "a select of -1/0 on a comparison: enumeration has no select and no broadcast constants but 1 and the width"),
+    ("x86.cmpgt-i8", "not-yet", "a select of -1/0 on a comparison: enumeration has no select and no broadcast constants but 1 and the width"),
+    ("x86.select-max", "not-yet", "a Halide-level identity over select: enumeration has no select"),
+    ("x86.select-lt-i16", "not-yet", "select on a comparison: enumeration has no select"),
+    ("x86.select-lt-i16-i32", "not-yet", "select on a comparison: enumeration has no select"),
+    ("x86.concat-add", "not-yet", "a concat/slice identity: enumeration is over one register-sized type, and legalization splits ops rather than merging them"),
+    ("x86.slice-add", "not-yet", "a concat/slice identity: enumeration is over one register-sized type, and legalization splits ops rather than merging them"),
+    ("x86.div-u16-mulhi", "not-yet", "needs a per-divisor multiplier constant: enumeration has no constants but 1 and the width"),
+    ("x86.div-u16-mulhi-avg", "not-yet", "needs a per-divisor multiplier constant: enumeration has no constants but 1 and the width"),
+    ("x86.mod-pow2", "not-yet", "needs a power-of-two mask constant: enumeration has no constants but 1 and the width"),
+    ("x86.extract-hi128", "not-yet", "a half of a 256-bit register: swizzle discovery derives interleaves, broadcasts and block selections, not extract/insert"),
+    ("x86.extract-lo128", "not-yet", "a half of a 256-bit register: swizzle discovery derives interleaves, broadcasts and block selections, not extract/insert"),
+    ("x86.insert-128", "not-yet", "a concat of two 128-bit halves: swizzle discovery derives interleaves, broadcasts and block selections, not extract/insert"),
+    ("x86.reinterpret-16", "not-yet", "reinterpret is not among the enumerated Halide ops"),
+    ("x86.reinterpret-32", "not-yet", "reinterpret is not among the enumerated Halide ops"),
+    ("x86.madd-pair", "not-yet", "two widening multiplies and an add over interleaved operands: depth 4 and a swizzle; enumeration goes to depth 3"),
+    ("x86.reduce-add-madd-pairs", "not-yet", "a reduction of widening products to fewer lanes than vpmaddwd gives: depth 4; enumeration goes to depth 3"),
+    ("x86.widening-mul-madd-bcast", "not-yet", "a widening multiply by a broadcast through vpmaddwd: needs broadcast operands, not enumerated"),
+    ("x86.widening-mul-madd-bcast-lhs", "not-yet", "a widening multiply by a broadcast through vpmaddwd: needs broadcast operands, not enumerated"),
+    ("x86.mulhrs", "not-yet", "Halide saturates -32768 * -32768 and vpmulhrsw does not: the lowering needs a select, not enumerated"),
+    ("x86.packs-i16", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packs-i32", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packus-128", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packus-u16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.trunc-u16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packs-i16-i8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packs-i32-i16", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packus-i16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packus-i32-u16", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.trunc-16-8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.trunc-32-16", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.trunc-32-8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.sat-i32-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.reduce-add-halves", "not-yet", "a reduction across register halves or to a scalar: enumeration has only pairwise (factor 2 and 4) reductions"),
+    ("x86.reduce-add-i32x4", "not-yet", "a reduction across register halves or to a scalar: enumeration has only pairwise (factor 2 and 4) reductions"),
+    ("x86.reduce-max-halves", "not-yet", "a reduction across register halves or to a scalar: enumeration has only pairwise (factor 2 and 4) reductions"),
+    ("x86.reduce-max-u8x16", "not-yet", "a reduction across register halves or to a scalar: enumeration has only pairwise (factor 2 and 4) reductions"),
+    ("x86.reduce-min-halves", "not-yet", "a reduction across register halves or to a scalar: enumeration has only pairwise (factor 2 and 4) reductions"),
+    ("x86.rmulshr-i32-31", "not-yet", "an 11-instruction sequence (vpmuldq, shifts, blends, clamp): far past enumeration's x86 depth 2"),
+    ("x86.rounding-srav-i32", "not-yet", "rounding shift by a per-lane signed amount: variable shifts are not among the enumerated x86 terms"),
+    ("x86.sllv-32", "not-yet", "shift by a per-lane amount: enumeration shifts by broadcast constants only"),
+    ("x86.srlv-32", "not-yet", "shift by a per-lane amount: enumeration shifts by broadcast constants only"),
+    ("x86.sad", "not-yet", "absd, widen, reduce by 8, widen: depth 4; enumeration goes to depth 3"),
+    ("x86.set1", "not-yet", "a broadcast of a scalar: swizzle discovery has set1 for 64-bit elements only, and those instances are not this rule's"),
+    ("x86.widen-right-add-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),
+    ("x86.widen-right-mul-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),
+    ("x86.widen-right-sub-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),
+    ("x86.widening-shl-ext", "not-yet", "widening_shift_left is not among the enumerated Halide ops"),
+    ("x86.widening-shl-imm-u8", "not-yet", "widening_shift_left is not among the enumerated Halide ops"),
+];
+
+struct World {
+    x86: SpecLibrary,
+    halide: SpecLibrary,
+    status: StatusTable,
+}
+
+fn world() -> &'static World {
+    static W: OnceLock<World> = OnceLock::new();
+    W.get_or_init(|| {
+        let dir = misaal_isa::bundled_spec_dir("x86");
+        World {
+            x86: SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}")),
+            halide: misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}")),
+            status: StatusTable::load(&StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}")),
+        }
+    })
+}
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The hand rules above the generated legalize section.
+fn hand_rules() -> Vec<Rule> {
+    let path = root().join("rulesets/x86.egg");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cut = text.lines().position(|l| l.starts_with("; == legalize")).map(|i| i as u32 + 1).unwrap_or(u32::MAX);
+    parse_rules("x86.egg", &text).unwrap_or_else(|d| panic!("{d}")).into_iter().filter(|r| r.span.line < cut).collect()
+}
+
+/// The synthesized lowering rules. Its legalize section is left out: a
+/// split rewrites an op into the same op on halves, which lowers nothing
+/// by itself (the hand file's legalize section is left out likewise).
+fn synth_rules() -> Vec<Rule> {
+    let text = std::fs::read_to_string(root().join("rulesets/x86_synth.egg")).unwrap();
+    let rules = parse_rules("x86_synth.egg", &text).unwrap_or_else(|d| panic!("{d}"));
+    rules.into_iter().filter(|r| !r.name.starts_with("synth.split-") && !r.name.starts_with("synth.slice-concat-")).collect()
+}
+
+/// One side at one instance, with pattern variables renamed in order of
+/// first appearance (`names` is shared by both sides of a rule).
+fn render(t: &Term, env: &Assignment, numeric: &[String], names: &mut Vec<String>) -> Option<String> {
+    let int = |e: &IntExpr| e.eval(env).ok().map(|x| x.to_string());
+    Some(match t {
+        Term::Var(v, _) if numeric.contains(v) => int(&IntExpr::Var(v.clone()))?,
+        Term::Var(v, _) => {
+            if !names.contains(v) {
+                names.push(v.clone());
+            }
+            format!("v{}", names.iter().position(|n| n == v).unwrap())
+        }
+        Term::Int(e, _) => int(e)?,
+        Term::Type(s, e, n, _) => format!("(t {} {} {})", int(s)?, int(e)?, int(n)?),
+        Term::X86(n, args, _) => {
+            let mut s = format!("(x86 {}", expand_name(n, env).ok()?);
+            for a in args {
+                s.push(' ');
+                s.push_str(&render(a, env, numeric, names)?);
+            }
+            s + ")"
+        }
+        Term::Op(n, args, _) => {
+            let mut s = format!("({n}");
+            for a in args {
+                s.push(' ');
+                s.push_str(&render(a, env, numeric, names)?);
+            }
+            s + ")"
+        }
+    })
+}
+
+/// Every instance of `rule` whose specs are verified here, as (lhs, rhs).
+fn instances(rule: &Rule) -> Vec<(String, String)> {
+    let w = world();
+    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let numeric = rule.numeric_vars();
+    let envs = instantiations(rule, &X86_VECTOR_WIDTHS).unwrap_or_default();
+    envs.iter()
+        .filter(|env| unverified_specs(&libs, rule, env, &w.status).is_empty())
+        .filter_map(|env| {
+            let mut names = Vec::new();
+            Some((render(&rule.lhs, env, &numeric, &mut names)?, render(&rule.rhs, env, &numeric, &mut names)?))
+        })
+        .collect()
+}
+
+/// Each hand rule's status against the synthesized rules.
+fn classify(hand: &[Rule], synth: &[Rule]) -> BTreeMap<String, &'static str> {
+    let mut by_lhs: HashMap<String, Vec<String>> = HashMap::new();
+    for r in synth {
+        for (l, rhs) in instances(r) {
+            by_lhs.entry(l).or_default().push(rhs);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for h in hand {
+        let inst = instances(h);
+        let (mut re, mut cov) = (0, 0);
+        for (l, r) in &inst {
+            match by_lhs.get(l) {
+                Some(rs) if rs.contains(r) => re += 1,
+                Some(_) => cov += 1,
+                None => {}
+            }
+        }
+        let status = match (inst.len(), re, cov) {
+            (0, _, _) => "not-here",
+            (n, re, _) if re == n => "rederived",
+            (n, re, cov) if re + cov == n => "covered",
+            (_, 0, 0) => "not-yet",
+            _ => "partial",
+        };
+        out.insert(h.name.clone(), status);
+    }
+    out
+}
+
+fn rank(s: &str) -> u8 {
+    match s {
+        "rederived" => 4,
+        "covered" => 3,
+        "partial" => 2,
+        "not-yet" => 1,
+        _ => 0,
+    }
+}
+
+#[test]
+fn every_hand_rule_is_rediscovered_or_listed() {
+    let got = classify(&hand_rules(), &synth_rules());
+    let expected: BTreeMap<&str, (&str, &str)> = EXPECTED.iter().map(|(n, s, why)| (*n, (*s, *why))).collect();
+    let mut problems = Vec::new();
+    for (name, status) in &got {
+        match expected.get(name.as_str()) {
+            None => problems.push(format!("{name}: {status}, but not in EXPECTED")),
+            Some((want, _)) if rank(status) < rank(want) => problems.push(format!("{name}: {status}, EXPECTED says {want} (a regression)")),
+            Some((want, _)) if rank(status) > rank(want) => problems.push(format!("{name}: {status}, better than EXPECTED's {want}: update the table")),
+            Some((want, why)) if rank(want) < 3 && why.is_empty() => problems.push(format!("{name}: {want} needs a reason")),
+            _ => {}
+        }
+    }
+    for name in expected.keys() {
+        if !got.contains_key(*name) {
+            problems.push(format!("{name}: in EXPECTED but not a hand rule"));
+        }
+    }
+    let counts = got.values().fold(BTreeMap::new(), |mut m: BTreeMap<&str, usize>, s| {
+        *m.entry(s).or_default() += 1;
+        m
+    });
+    eprintln!("rediscovery of {} hand rules: {counts:?}", got.len());
+    assert!(problems.is_empty(), "{} problem(s):\n  {}", problems.len(), problems.join("\n  "));
+}
+
+#[test]
+fn an_empty_ruleset_rediscovers_nothing() {
+    let got = classify(&hand_rules(), &[]);
+    assert!(got.values().all(|s| ["not-yet", "not-here"].contains(s)), "{got:?}");
+    assert!(got.values().filter(|s| **s == "not-yet").count() > 20);
+}
+
+#[test]
+fn the_classics_are_rediscovered() {
+    // The papers' classics the enumeration reaches (README, synthesis row).
+    let got = classify(&hand_rules(), &synth_rules());
+    for name in ["x86.madd", "x86.avg-u8", "x86.avg-u16", "x86.maddubs", "x86.mulhi", "x86.adds-i", "x86.adds-u", "x86.subs-i", "x86.subs-u", "x86.absd-u8", "x86.absd-u16"] {
+        let s = got.get(name).copied().unwrap_or("absent");
+        assert!(rank(s) >= 3, "{name}: {s}");
+    }
+}
