@@ -400,6 +400,8 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // How many (input set, reference) pairs were compared byte for byte.
     let mut compared = 0usize;
     let (mut ours_us, mut halide_us, mut naive_us, mut clang_us) = (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
+    // (input set, its input buffers, our output), for the interpreter.
+    let mut pending: Vec<(usize, Vec<(String, Vec<u8>)>, Vec<u8>)> = Vec::new();
     for run in 0..inputs {
         let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
         let mut bufs = Vec::new();
@@ -444,27 +446,40 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
                 exact.push(format!("input {run}: {what} differs from ours"));
             }
         }
-        if let (Some(ops), Some(m)) = (&ops, &module) {
-            let func = m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or("no function")?;
-            let mut vals = Vec::new();
-            for fa in &func.args {
-                let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("manifest lacks argument `{}`", fa.name))?;
-                if !spec.buffer {
-                    vals.push(ArgValue::Scalar(spec.ty, spec.value));
-                    continue;
+        if interp {
+            pending.push((run, bufs, ours));
+        }
+    }
+    // The reference interpreter is the slow check (seconds to a minute per
+    // input set): it runs after the timed harness, never beside it, one
+    // input set per core.
+    if let (Some(ops), Some(m)) = (&ops, &module) {
+        use rayon::prelude::*;
+        let func = m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or("no function")?;
+        let k = func.args.iter().filter(|a| matches!(a.kind, misaal_frontends::stmt::ast::ArgKind::Buffer { .. })).position(|a| args.iter().any(|s| s.name == a.name && s.output)).ok_or("no output")?;
+        let verdicts: Vec<Result<Option<String>, String>> = pending
+            .par_iter()
+            .map(|(run, bufs, ours)| {
+                let mut vals = Vec::new();
+                for fa in &func.args {
+                    let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("manifest lacks argument `{}`", fa.name))?;
+                    if !spec.buffer {
+                        vals.push(ArgValue::Scalar(spec.ty, spec.value));
+                        continue;
+                    }
+                    let mut b = Buffer::dense(spec.ty, &vec![0; spec.dims.len()], &spec.dims);
+                    if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
+                        b.data = d.clone();
+                    }
+                    vals.push(ArgValue::Buffer(b));
                 }
-                let mut b = Buffer::dense(spec.ty, &vec![0; spec.dims.len()], &spec.dims);
-                if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
-                    b.data = d.clone();
-                }
-                vals.push(ArgValue::Buffer(b));
-            }
-            let res = Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
-            let k = func.args.iter().filter(|a| matches!(a.kind, misaal_frontends::stmt::ast::ArgKind::Buffer { .. })).position(|a| args.iter().any(|s| s.name == a.name && s.output)).ok_or("no output")?;
+                let res = Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+                Ok((res[k].data != *ours).then(|| format!("input {run}: differs from the reference interpreter")))
+            })
+            .collect();
+        for v in verdicts {
             compared += 1;
-            if res[k].data != ours {
-                exact.push(format!("input {run}: differs from the reference interpreter"));
-            }
+            exact.extend(v?);
         }
     }
     // `yes` only when at least one reference saw our output byte for byte.
