@@ -1,9 +1,13 @@
 //! The ARM NEON specs (`isa/specs/arm/`): they parse, carry a cost with its
 //! source and a known feature, agree with qemu-aarch64 on every case, match
-//! the committed STATUS.tsv, and qemu catches wrong specs (mutants).
+//! the committed STATUS.tsv, and qemu catches wrong specs (every spec's
+//! mutants). Also the ARM bench's ground truth: Halide's own ARM objects for
+//! a few kernels run under qemu bit-exact against the reference interpreter
+//! (`arm_support/halide.rs`).
 //!
-//! Without the cross compiler or qemu the qemu trials are reported as
-//! ignored (skipped), with a message naming the missing tool: never passed.
+//! Without the cross compiler, qemu or (for the Halide trial) Halide's
+//! Python bindings a trial is reported as ignored (skipped), with a message
+//! naming what is missing: never passed.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
@@ -186,6 +190,19 @@ fn a_wrong_spec_is_caught() -> Result<(), Failed> {
     }
 }
 
+#[path = "arm_support/halide.rs"]
+mod halide;
+
+/// Kernels whose Halide ARM object is checked against the interpreter: a
+/// few, since the interpreter takes seconds a kernel.
+const HALIDE_KERNELS: &[&str] = &["add", "average_pool", "sobel3x3"];
+
+fn halide_arm_objects_match_interpreter() -> Result<(), Failed> {
+    let report = halide::check(HALIDE_KERNELS)?;
+    eprintln!("{report}");
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let missing = misaal_oracle_tools_missing();
@@ -203,6 +220,16 @@ fn main() {
         qemu("arm_every_spec_mutant_is_caught_or_proved", every_spec_mutant_is_caught_or_proved),
         qemu("arm_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
     ];
+    let mut trials = trials;
+    // Halide's objects need Halide's Python bindings besides the cross tools.
+    let name = "arm_halide_objects_match_interpreter_under_qemu";
+    trials.push(match halide::missing() {
+        None => Trial::test(name, halide_arm_objects_match_interpreter),
+        Some(why) => {
+            eprintln!("SKIPPED {name}: {why}");
+            Trial::test(format!("{name} (skipped: {why})"), halide_arm_objects_match_interpreter).with_ignored_flag(true)
+        }
+    });
     libtest_mimic::run(&args, trials).exit();
 }
 
