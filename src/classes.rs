@@ -15,9 +15,13 @@ use std::time::Instant;
 /// Hydride's published ratios (ASPLOS 2024), printed beside ours; its
 /// bundled tables are other snapshots and are compared per family instead.
 fn paper_ratio(targets: &[&str]) -> Option<(&'static str, usize, usize)> {
-    match targets {
+    let mut sorted = targets.to_vec();
+    sorted.sort_unstable();
+    match sorted.as_slice() {
         ["arm"] => Some(("ARM", 1221, 177)),
-        ["x86", "arm"] | ["arm", "x86"] => Some(("x86+ARM", 3250, 302)),
+        ["hvx"] => Some(("HVX", 307, 115)),
+        ["arm", "x86"] => Some(("x86+ARM", 3250, 302)),
+        ["arm", "hvx", "x86"] => Some(("x86+ARM+HVX", 3557, 397)),
         _ => None,
     }
 }

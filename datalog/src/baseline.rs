@@ -1,5 +1,5 @@
 //! A published class table to measure our classes against, family by
-//! family: Hydride's x86 and ARM AutoLLVM tables ship in
+//! family: Hydride's x86, ARM and HVX AutoLLVM tables ship in
 //! `datalog/baselines/`.
 //!
 //! `hydride_arm_classes.csv` is the class of every intrinsic in
@@ -11,6 +11,17 @@
 //! immediate as a parameter, and every instance of one intrinsic is in one
 //! class there. It is not the paper's 1,221-to-177 table, which was not
 //! available in a readable size.
+//!
+//! `hydride_hvx_classes.csv` is the class of every intrinsic in
+//! `code-synthesizer/hydride/ir/hvx/get_name.rkt` of `akothen/Hydride` at
+//! commit `e0c79f39e4604092b328857825768de484ddbf88`: 305 `V6_*_128B`
+//! builtins in 110 classes (the paper's 115 also count five generic
+//! swizzle classes that name no instruction). Hydride names builtins
+//! (`hexagon_V6_vaddh_128B`) and we name the `Q6_*` intrinsics of clang
+//! 19's `hvx_hexagon_protos.h`, so each row is an intrinsic whose macro
+//! calls that builtin, seen through the `vandvrt`/`vandqrt` wrappers that
+//! carry predicates (`Q6_Q_vcmp_gt_VbVb` is `V6_vgtb`): 305 intrinsics.
+//! A class is named after Hydride's `_dsl` struct, without `_dsl`.
 //!
 //! The comparison is over the instructions both tables hold, so a family
 //! where one side simply has more variants does not look better for it.
@@ -274,6 +285,17 @@ mod tests {
         // Hydride folds signedness into a parameter: one class for both.
         assert_eq!(b.class_of("vabd_u8"), b.class_of("vabd_s8"));
         assert_eq!(b.class_of("vshr_n_u64"), Some("vshrq_n_s32__n_6"));
+    }
+
+    #[test]
+    fn bundled_hvx_table_loads() {
+        let b = Baseline::load(&Baseline::bundled("hvx").expect("bundled")).expect("loads");
+        assert_eq!((b.len(), b.class_count()), (305, 110));
+        // One Hydride class holds wrapping and saturating adds of every width.
+        assert_eq!(b.class_of("Q6_Vh_vadd_VhVh"), Some("hexagon_V6_vaddhsat_128B"));
+        assert_eq!(b.class_of("Q6_Vub_vadd_VubVub_sat"), b.class_of("Q6_Ww_vadd_WwWw"));
+        // A compare into a predicate is the compare, not its wrapper.
+        assert_eq!(b.class_of("Q6_Q_vcmp_gt_VbVb"), Some("hexagon_V6_vgtb_128B"));
     }
 
     #[test]
