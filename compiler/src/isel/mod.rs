@@ -41,6 +41,9 @@ pub const RULESET: &str = "isel";
 /// ([`extract::exact_dag`]), within [`EXACT_BUDGET`] search steps.
 pub const EXACT_MAX_NODES: usize = 400;
 pub const EXACT_BUDGET: usize = 20_000;
+/// The extraction cost of a scalar Halide op (see [`scalar_op`]): one
+/// plain C operation, in cycles.
+pub const SCALAR_OP_COST: f64 = 1.0;
 
 /// The target's libraries, loaded once and shared by every kernel.
 pub struct Target {
@@ -354,7 +357,13 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     graph.mark_glue();
     let classes = encode::canonical_classes(&egraph, &dag);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
-    let node_cost = |n: &extract::GNode| target.costs.gnode(n);
+    // A scalar Halide op is one C expression, like the Stmt's other scalar
+    // code, not a per-lane loop: it costs about one instruction. At the
+    // naive price, the cast that narrows a vpextrb result (a u8 max
+    // reduction) made the whole selected reduction dearer than its naive
+    // loop.
+    let scalar_heads: std::collections::HashMap<&Op, bool> = graph.nodes.iter().map(|n| (&n.op, scalar_op(&target.halide, &n.op))).collect();
+    let node_cost = |n: &extract::GNode| if !n.glue && scalar_heads.get(&n.op) == Some(&true) { SCALAR_OP_COST } else { target.costs.gnode(n) };
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
     let greedy = extract::greedy_dag(&graph, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
