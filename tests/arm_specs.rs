@@ -197,8 +197,15 @@ mod halide;
 /// few, since the interpreter takes seconds a kernel.
 const HALIDE_KERNELS: &[&str] = &["add", "average_pool", "sobel3x3"];
 
+/// `MISAAL_ARM_HALIDE_KERNELS=all` (or `add,mul`) checks other kernels.
 fn halide_arm_objects_match_interpreter() -> Result<(), Failed> {
-    let report = halide::check(HALIDE_KERNELS)?;
+    let names = std::env::var("MISAAL_ARM_HALIDE_KERNELS").unwrap_or_default();
+    let chosen: Vec<&str> = match names.as_str() {
+        "" => HALIDE_KERNELS.to_vec(),
+        "all" => halide::ALL_KERNELS.to_vec(),
+        list => list.split(',').map(str::trim).collect(),
+    };
+    let report = halide::check(&chosen)?;
     eprintln!("{report}");
     Ok(())
 }

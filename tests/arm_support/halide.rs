@@ -16,6 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const TARGET: &str = "arm-64-linux-arm_dot_prod";
+
+/// The suite, as `benchmarks/generate.py --list` prints it.
+pub const ALL_KERNELS: &[&str] = &[
+    "sobel3x3", "sobel5x5", "dilate3x3", "dilate5x5", "dilate7x7", "blur3x3", "blur5x5", "blur7x7", "median3x3", "gaussian3x3", "gaussian5x5", "gaussian7x7", "l2norm",
+    "conv_nn", "conv3x3a16", "depthwise_conv", "average_pool", "max_pool", "fully_connected", "add", "mul", "softmax", "matmul_b1", "matmul_b2", "matmul_b4",
+    "average_pool_add", "max_pool_add", "matmul_bias", "matmul_bias_relu", "matmul_bias_gelu", "matmul_bias_add", "matmul_bias_relu_matmul", "matmul_bias_gelu_matmul",
+];
 const CC: &str = "aarch64-linux-gnu-gcc";
 const QEMU: &str = "qemu-aarch64";
 
