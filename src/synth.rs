@@ -337,7 +337,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         args.spec.target,
         inputs.join(" and ")
     );
-    let out = pool.install(|| abstract_run(&concrete, &lib, &halide, &cfg, &cache, &header));
+    let out = pool.install(|| abstract_run(&concrete, &lib, &halide, &cfg, &cache, &header, true));
     let _ = cache.lock().expect("cache").save();
     let out = out?;
     let tmp = out_path.with_extension(format!("tmp{}", std::process::id()));
@@ -350,6 +350,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         out.concrete as f64 / out.rules.max(1) as f64
     );
     println!("instances: {} tried, {} proved and written, {} refuted, {} unknown (never written)", out.candidates, out.instances, out.refuted, out.unknown);
+    println!("legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried", out.split_rules, out.split_instances, out.split_tried);
     if !out.uncovered.is_empty() {
         println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
     }
@@ -360,14 +361,16 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         t0.elapsed().as_secs_f64(),
         out.rules,
         format!(
-            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={}",
+            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={}",
             out.concrete,
             out.templates,
             out.instances,
             out.candidates,
             out.refuted,
             out.unknown,
-            out.uncovered.len()
+            out.uncovered.len(),
+            out.split_rules,
+            out.split_instances
         ),
     )?;
     Ok(ExitCode::SUCCESS)

@@ -67,6 +67,9 @@ pub struct Abstract {
     pub free: Vec<(String, Vec<i128>)>,
     /// The concrete rules it came from (indices into the input).
     pub members: Vec<usize>,
+    /// For a name variant, the template it was made from (its members are
+    /// that template's; none need be its instances).
+    pub variant_of: Option<String>,
 }
 
 /// Domains of the free variables before proof.
@@ -335,8 +338,19 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
         let mut instrs = Vec::new();
         rhs_part(&r.rhs, &mut instrs);
         let name = format!("synth.{}.{}", lhs_part(c), if instrs.is_empty() { "halide".into() } else { instrs.join("-") });
+        // Intel marks some 64-bit element forms with a trailing `x`
+        // (`set1_epi64x`, `set_epi64x`): the same name without it is the
+        // family's other widths (`set1_epi8`). Tried as a variant; the
+        // verifier settles which instances exist and hold.
+        if rhs.contains("}x\"") {
+            let vkey = format!("{key} | variant");
+            let vrhs = rhs.replace("}x\"", "}\"");
+            order.push(vkey.clone());
+            let v = Abstract { name: format!("{name}.widths"), lhs: lhs.clone(), rhs: vrhs, defs: defs.clone(), free: free.clone(), members: vec![k], variant_of: Some(name.clone()) };
+            by_key.insert(vkey, v);
+        }
         order.push(key.clone());
-        by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k] });
+        by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k], variant_of: None });
     }
     let mut out: Vec<Abstract> = order.into_iter().map(|k| by_key.remove(&k).expect("key")).collect();
     // Distinct names: the op chain and instructions can coincide (u and i

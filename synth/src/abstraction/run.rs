@@ -36,7 +36,9 @@ pub struct Outcome {
 }
 
 /// `header`: comment lines for the top of the file (generator, command).
-pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, header: &str) -> Result<Outcome, String> {
+/// `with_legalize`: also derive and prove the split rules (a few thousand
+/// instances; tests of the abstraction itself leave them out).
+pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, header: &str, with_legalize: bool) -> Result<Outcome, String> {
     let libs = Libraries { x86, halide };
     let templates = generalize(concrete, halide);
     let mut rules = Vec::new();
@@ -60,14 +62,14 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
             misaal_rulesets::instantiations(&rules[k], misaal_rulesets::X86_VECTOR_WIDTHS.as_slice()).unwrap_or_default().iter().map(|e| project(e, &vars)).collect();
         let boxes = best_cover(&points, vars.len(), &|p| universe.contains(p));
         if boxes.is_empty() {
-            for m in &a.members {
+            for m in a.members.iter().filter(|_| a.variant_of.is_none()) {
                 out.uncovered.push(concrete[*m].rule.name.clone());
             }
             continue;
         }
-        body.push_str(&provenance(a, concrete, points.len()));
         for (b, bx) in boxes.iter().enumerate() {
             let name = if boxes.len() == 1 { a.name.clone() } else { format!("{}.{}", a.name, b + 1) };
+            body.push_str(&provenance(a, &name, concrete, points.len()));
             let domains: Vec<(String, Vec<i128>)> = vars.iter().cloned().zip(bx.iter().cloned()).collect();
             body.push_str(&a.text(&name, &domains));
             body.push('\n');
@@ -75,13 +77,15 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
         }
         out.instances += points.len();
         // Its members are instances when their own parameters were proved.
-        for m in &a.members {
+        for m in a.members.iter().filter(|_| a.variant_of.is_none()) {
             if !covers(&concrete[*m], &points, &vars) {
                 out.uncovered.push(concrete[*m].rule.name.clone());
             }
         }
     }
-    body.push_str(&legalize(halide, &libs, cfg, cache, &mut out)?);
+    if with_legalize {
+        body.push_str(&legalize(halide, &libs, cfg, cache, &mut out)?);
+    }
     out.text = format!("{header}{}\n(ruleset x86)\n\n{body}", counts_line(&out));
     audit(&out.text, &libs, cfg, cache)?;
     Ok(out)
@@ -156,9 +160,9 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         if boxes.is_empty() {
             continue;
         }
-        body.push_str(&format!("; {}: {}; proved at {} instance(s)\n", s.name, s.provenance, points.len()));
         for (b, bx) in boxes.iter().enumerate() {
             let name = if boxes.len() == 1 { s.name.clone() } else { format!("{}.{}", s.name, b + 1) };
+            body.push_str(&format!("; {name}: {}; template proved at {} instance(s)\n", s.provenance, points.len()));
             let domains: Vec<(String, Vec<i128>)> = vars.iter().cloned().zip(bx.iter().cloned()).collect();
             body.push_str(&s.text(&name, &domains));
             body.push('\n');
@@ -186,7 +190,7 @@ fn covers(c: &Concrete, points: &[Vec<i128>], vars: &[String]) -> bool {
     points.iter().any(own)
 }
 
-fn provenance(a: &Abstract, concrete: &[Concrete], proved: usize) -> String {
+fn provenance(a: &Abstract, name: &str, concrete: &[Concrete], proved: usize) -> String {
     let mut classes: Vec<String> = Vec::new();
     let mut phases: Vec<String> = Vec::new();
     for m in &a.members {
@@ -199,9 +203,9 @@ fn provenance(a: &Abstract, concrete: &[Concrete], proved: usize) -> String {
         }
     }
     let names: Vec<&str> = a.members.iter().take(4).map(|m| concrete[*m].rule.name.as_str()).collect();
+    let variant = a.variant_of.as_ref().map(|v| format!(" (name variant of {v}: the `x` of Intel's 64-bit form dropped)")).unwrap_or_default();
     format!(
-        "; {}: phase {} then abstract; classes {}; from {} concrete rule(s): {}{}; proved at {proved} instance(s)\n",
-        a.name,
+        "; {name}{variant}: phase {} then abstract; classes {}; from {} concrete rule(s): {}{}; template proved at {proved} instance(s)\n",
         phases.join("+"),
         if classes.is_empty() { "-".into() } else { classes.join(", ") },
         a.members.len(),
