@@ -41,10 +41,7 @@ pub fn missing() -> Option<String> {
             return Some(format!("{t} not found on PATH (scripts/setup.sh installs it)"));
         }
     }
-    match halide_include() {
-        Ok(_) => None,
-        Err(e) => Some(e),
-    }
+    halide_include().err()
 }
 
 /// Where pip's Halide keeps HalideRuntime.h.
