@@ -183,3 +183,29 @@ fn x86_and_arm_fold_into_shared_classes() {
     let all = rows.last().unwrap();
     assert!(all.shared_classes <= all.baseline_classes, "{all:?}");
 }
+
+#[test]
+fn cli_classifies_x86_and_arm_together_and_names_bad_target_lists() {
+    let dir = std::env::temp_dir().join(format!("misaal-arm-classes-{}", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .args(["classes", "--target", "x86,arm", "--out-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run misaal");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Hydride (ASPLOS 2024) on x86+ARM: 3250 instructions in 302 classes: 10.76x"), "{stdout}");
+    assert!(stdout.contains("classes hold instructions of more than one target"), "{stdout}");
+    assert!(stdout.contains("against hydride_x86_classes+hydride_arm_classes"), "{stdout}");
+    let families = std::fs::read_to_string(dir.join("x86_arm_class_families.csv")).expect("families CSV");
+    assert!(families.lines().any(|l| l.starts_with("arm/add,")) && families.lines().any(|l| l.starts_with("x86/add,")), "{families}");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (target, want) in [(",arm", "empty target name in the list"), ("x86,arm --specs isa/specs/arm", "takes one --target, not a list")] {
+        let mut args = vec!["classes", "--target"];
+        args.extend(target.split(' '));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).args(&args).output().expect("run misaal");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{target}: {stderr}");
+        assert!(stderr.contains(want), "{target}: {stderr}");
+    }
+}
