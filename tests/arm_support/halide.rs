@@ -139,17 +139,23 @@ pub fn check(kernels: &[&str]) -> Result<String, String> {
     let manifest = load_manifest(&repo().join("benchmarks/arm/manifest.json")).map_err(|e| e.to_string())?;
     let ops = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let build = suite.join("build/halide");
-    // The interpreter takes seconds a kernel: one thread each.
-    let results: Vec<(&str, Result<String, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = kernels
-            .iter()
-            .map(|&name| {
-                let (manifest, ops, suite, build, include, dir) = (&manifest, &ops, &suite, &build, &include, tmp.join(name));
-                (name, s.spawn(move || check_one(name, manifest, ops, suite, build, include, &dir)))
-            })
-            .collect();
-        handles.into_iter().map(|(n, h)| (n, h.join().unwrap_or_else(|_| Err("panicked".into())))).collect()
+    // The interpreter takes tens of seconds a kernel: one worker a core,
+    // each taking the next kernel.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(kernels.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(&name) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                    let r = check_one(name, &manifest, &ops, &suite, &build, &include, &tmp.join(name));
+                    results.lock().expect("results").push((name, r));
+                }
+            });
+        }
     });
+    let mut results = results.into_inner().expect("results");
+    results.sort_by_key(|(n, _)| kernels.iter().position(|k| k == n));
     let (mut report, mut bad) = (Vec::new(), Vec::new());
     for (name, r) in results {
         match r {
