@@ -13,6 +13,8 @@ Usage (from anywhere; paths are relative to this file):
     python3 benchmarks/generate.py --suite DIR      # write DIR/stmt, DIR/manifest.json, DIR/build/halide
     python3 benchmarks/generate.py --suite benchmarks/arm --target arm-64-linux-arm_dot_prod
                                                     # the ARM suite: Stmt, objects and runtime for AArch64
+    python3 benchmarks/generate.py --suite benchmarks/hvx --target hexagon-32-noos-hvx-hvx_128
+                                                    # the HVX suite, schedules for 128-byte vectors
 
 The Halide release is whichever `import halide` finds; the manifest records
 it. benchmarks/halide19.sh runs this script with Halide 19 from its own venv
@@ -82,6 +84,10 @@ def set_target(target):
     global TARGET, RUNTIME_TARGET
     base = "-".join(f for f in target.split("-") if f != "no_runtime")
     TARGET, RUNTIME_TARGET = base + "-no_runtime", base
+    # HVX's 128-byte mode has 1024-bit vectors: the kernels' schedules
+    # (kernels/_common.py) vectorize by that, and workers inherit it.
+    if "hvx_128" in base.split("-"):
+        os.environ["MISAAL_VECTOR_BITS"] = "1024"
 
 
 def object_targets(spec):

@@ -16,20 +16,29 @@ float, not even for index math.
 
 Schedules target 512-bit x86 vectors without parallel(): the natural vector
 width of a Func is 512 bits of its own type (64 lanes of 8 bits, 32 of 16,
-16 of 32), and every vectorized loop covers an exact multiple of it.
+16 of 32), and every vectorized loop covers an exact multiple of it. For
+HVX the width is 1024 bits (see VECTOR_BITS below).
 """
+
+import os
 
 import halide as hl
 
-# Natural vector widths for 512-bit registers.
-V8 = 64
-V16 = 32
-V32 = 16
+# The register width the schedules are written for, in bits: 512 (x86
+# AVX-512, and the ARM suite, whose Stmt LLVM splits into 128-bit halves).
+# generate.py sets MISAAL_VECTOR_BITS=1024 for HVX's 128-byte mode, whose
+# natural vector is 128 bytes; every kernel reads the widths below.
+VECTOR_BITS = int(os.environ.get("MISAAL_VECTOR_BITS", "512"))
+
+# Natural vector widths for VECTOR_BITS-bit registers (64/32/16 at 512).
+V8 = VECTOR_BITS // 8
+V16 = VECTOR_BITS // 16
+V32 = VECTOR_BITS // 32
 
 
 def lanes(t):
-    """Lanes of type t in a 512-bit register."""
-    return 512 // t.bits()
+    """Lanes of type t in a VECTOR_BITS-bit register."""
+    return VECTOR_BITS // t.bits()
 
 
 class Spec:
