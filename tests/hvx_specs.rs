@@ -10,9 +10,12 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::ast::Form;
 use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
-use misaal_verifier::mutation::{MutationKind, mutants};
+use misaal_verifier::mutation::{MutationKind, mutant_at, mutant_sites, mutants, prove_equivalent_in_range};
+use misaal_verifier::qemu::uniform_edge_cases;
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{DiffConfig, HvxQemu, Oracle, Verdict, check_against};
+use misaal_verifier::{DiffConfig, HvxQemu, Oracle, Verdict, cases_for, check_against};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 fn lib() -> SpecLibrary {
     SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("hvx")).unwrap_or_else(|d| panic!("{d}"))
@@ -105,6 +108,115 @@ fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
     if caught == 0 { Err("no mutant was caught".into()) } else { Ok(()) }
 }
 
+/// Every HVX spec, each mutation kind, one site per kind (picked per spec,
+/// as the ARM and x86 mutation tests do): the mutant must disagree with
+/// qemu-hexagon on one of the cases `misaal isa check` runs or on the
+/// uniform edge cases, or Z3 must prove it equal to the spec. Each spec's
+/// cases are generated once and run in a few qemu processes up front (for
+/// 1024-bit operands generating cases costs more than running them), and a
+/// mutant is judged on those results. `MISAAL_MUTATION_SITES=all` tries
+/// every site; `MISAAL_MUTATION_FILTER=vadd` keeps matching names.
+fn every_spec_mutant_is_caught_or_proved() -> Result<(), Failed> {
+    let t0 = std::time::Instant::now();
+    let lib = lib();
+    let all_sites = std::env::var("MISAAL_MUTATION_SITES").is_ok_and(|v| v == "all");
+    let only = std::env::var("MISAAL_MUTATION_FILTER").unwrap_or_default();
+    let specs: Vec<(usize, &misaal_isa::Instr, &misaal_isa::Semantics)> =
+        lib.iter().enumerate().filter(|(_, (i, _))| i.name.contains(only.as_str())).map(|(k, (i, s))| (k, i.as_ref(), s.as_ref())).collect();
+    let instrs: Vec<&misaal_isa::Instr> = specs.iter().map(|s| s.1).collect();
+    let q = HvxQemu::new(&instrs)?;
+    let cfg = DiffConfig::default();
+    let cases: Vec<Vec<Vec<misaal_isa::BitVec>>> = specs
+        .par_iter()
+        .map(|(_, i, _)| {
+            let mut c = cases_for(i, &cfg);
+            c.extend(uniform_edge_cases(i));
+            c
+        })
+        .collect();
+    let t_gen = t0.elapsed();
+    // A few qemu processes, one per core, each running its share of specs.
+    let procs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = specs.len().div_ceil(procs).max(1);
+    let idx: Vec<usize> = (0..specs.len()).collect();
+    let results: Vec<Vec<misaal_isa::BitVec>> = idx
+        .par_chunks(chunk)
+        .map(|part| {
+            let jobs: Vec<(&str, &[Vec<misaal_isa::BitVec>])> = part.iter().map(|&k| (specs[k].1.name.as_str(), cases[k].as_slice())).collect();
+            q.harness.run(&jobs)
+        })
+        .collect::<Result<Vec<_>, String>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let t_qemu = t0.elapsed() - t_gen;
+    // Per spec: (kind, caught, proved, escaped description).
+    let outcomes: Vec<Result<Vec<(MutationKind, bool, Option<String>)>, String>> = specs
+        .par_iter()
+        .with_max_len(1)
+        .enumerate()
+        .map(|(n, &(k, i, sem))| {
+            let (cases, results) = (&cases[n], &results[n]);
+            // The spec itself must agree, or every mutant would be "caught".
+            if cases.iter().zip(results).any(|(c, r)| sem.eval(c).map(|v| v != *r).unwrap_or(true)) {
+                return Err(format!("{} disagrees with qemu before any mutation", i.name));
+            }
+            let mut out = Vec::new();
+            for kind in MutationKind::ALL {
+                let sites = mutant_sites(sem, kind);
+                if sites.is_empty() {
+                    continue;
+                }
+                let picked: Vec<_> = if all_sites { sites } else { vec![sites[(k * 7919 + kind as usize * 104_729) % sites.len()]] };
+                for m in picked.into_iter().filter_map(|id| mutant_at(sem, id, kind)) {
+                    if cases.iter().zip(results).any(|(c, r)| m.semantics.eval(c).map(|v| v != *r).unwrap_or(true)) {
+                        out.push((kind, true, None));
+                        continue;
+                    }
+                    let escaped = match prove_equivalent_in_range(i, sem, &m.semantics, 20_000) {
+                        Equivalence::Proved => None,
+                        e => Some(format!("{} ({kind:?}): {} agreed with qemu on {} cases and is not proved equivalent ({e:?})", i.name, m.description, cases.len())),
+                    };
+                    out.push((kind, false, escaped));
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let (mut caught, mut proved): (BTreeMap<MutationKind, usize>, BTreeMap<MutationKind, usize>) = Default::default();
+    let mut escaped = Vec::new();
+    for o in outcomes {
+        for (kind, by_qemu, esc) in o? {
+            match (by_qemu, esc) {
+                (true, _) => *caught.entry(kind).or_default() += 1,
+                (false, None) => *proved.entry(kind).or_default() += 1,
+                (false, Some(e)) => escaped.push(e),
+            }
+        }
+    }
+    for kind in MutationKind::ALL {
+        eprintln!("{kind:?}: {} caught by qemu-hexagon, {} proven equivalent by Z3", caught.get(&kind).unwrap_or(&0), proved.get(&kind).unwrap_or(&0));
+    }
+    eprintln!(
+        "{} HVX specs mutated in {:.1} s (cases {:.1} s, qemu {:.1} s, mutants and Z3 {:.1} s)",
+        specs.len(),
+        t0.elapsed().as_secs_f64(),
+        t_gen.as_secs_f64(),
+        t_qemu.as_secs_f64(),
+        (t0.elapsed() - t_gen - t_qemu).as_secs_f64()
+    );
+    if !escaped.is_empty() {
+        return Err(format!("{} mutant(s) escaped qemu-hexagon:\n{}", escaped.len(), escaped.join("\n")).into());
+    }
+    // A filtered run may hold no site of some kind.
+    for kind in MutationKind::ALL.iter().filter(|_| only.is_empty()) {
+        if caught.get(kind).copied().unwrap_or(0) == 0 {
+            return Err(format!("no {kind:?} mutant was exercised").into());
+        }
+    }
+    Ok(())
+}
+
 /// A hand-written wrong spec (a rounding average without its rounding, into
 /// the hi half of a pair) fails with a shrunk counterexample naming lanes.
 fn a_wrong_spec_is_caught() -> Result<(), Failed> {
@@ -145,6 +257,7 @@ fn main() {
         Trial::test("hvx_specs_parse_with_costs_and_versions", specs_parse_with_costs_and_versions),
         qemu("hvx_specs_agree_with_qemu", all_agree_with_qemu),
         qemu("hvx_mutants_are_caught_by_qemu", mutants_are_caught_by_qemu),
+        qemu("hvx_every_spec_mutant_is_caught_or_proved", every_spec_mutant_is_caught_or_proved),
         qemu("hvx_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
         qemu("hvx_form_mismatch_is_refused", a_form_mismatch_is_refused),
     ];

@@ -73,6 +73,22 @@ fn mutate(sem: &Semantics, id: NodeId, kind: MutationKind) -> Option<(Node, Stri
     Some(r)
 }
 
+/// The nodes where a mutant of `kind` exists, without building any: each
+/// mutant copies the whole DAG, and a 128-lane HVX spec has hundreds of
+/// sites, so a test that tries one site builds only that one
+/// ([`mutant_at`]).
+pub fn mutant_sites(sem: &Semantics, kind: MutationKind) -> Vec<NodeId> {
+    (0..sem.dag.len() as NodeId).filter(|&id| mutate(sem, id, kind).is_some()).collect()
+}
+
+/// The mutant of `kind` at node `id`, if there is one.
+pub fn mutant_at(sem: &Semantics, id: NodeId, kind: MutationKind) -> Option<Mutant> {
+    let (node, description) = mutate(sem, id, kind)?;
+    let mut s = sem.clone();
+    s.dag = sem.dag.with_node_replaced(id, node);
+    Some(Mutant { kind, node: id, description, semantics: s })
+}
+
 /// Every single-node mutant of `kind`.
 pub fn mutants(sem: &Semantics, kind: MutationKind) -> Vec<Mutant> {
     (0..sem.dag.len() as NodeId)
