@@ -80,15 +80,23 @@ fn shift_counts_and_widths_are_lifted() {
          ; enumerate: (classes zext)\n(rewrite (cast (u 8 16) 0 16 ?a) (x86 _mm256_cvtepu8_epi16 ?a) :name \"enum.cast.u16x16.mm256_cvtepu8_epi16\" :ruleset x86)\n",
     );
     let t = generalize(&c, &world().halide);
-    assert_eq!(t.len(), 2);
+    let names: Vec<&str> = t.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(t.len(), 3, "{names:?}");
+    let by = |n: &str| t.iter().find(|a| a.name == n).unwrap_or_else(|| panic!("no {n} in {names:?}"));
     // The count is ?c on both sides, below the element width.
-    assert_eq!(t[0].lhs, "(shr (t ?sign ?bw ?n) ?sign ?a (broadcast (t ?sign ?bw ?n) ?c))");
-    assert_eq!(t[0].rhs, "(x86 \"_{mm}_srli_epi{bw}\" ?a ?c)");
-    assert!(t[0].text("x", &t[0].free).contains("(< ?c ?bw)"));
+    let shr = by("synth.shr.srli_epi");
+    assert_eq!(shr.lhs, "(shr (t ?sign ?bw ?n) ?sign ?a (broadcast (t ?sign ?bw ?n) ?c))");
+    assert_eq!(shr.rhs, "(x86 \"_{mm}_srli_epi{bw}\" ?a ?c)");
+    assert!(shr.text("x", &shr.free).contains("(< ?c ?bw)"));
+    // Its variant shifts by an amount of the other signedness.
+    let other = by("synth.shr.srli_epi.amount-sign");
+    assert_eq!(other.lhs, "(shr (t ?sign ?bw ?n) ?sign2 ?a (broadcast (t ?sign2 ?bw ?n) ?c))");
+    assert!(other.text("x", &other.free).contains("(!= ?sign2 ?sign)"));
     // A widening: the result width is 2 ?bw, named by a defined variable,
     // and the lane count fills half the vector at 2 ?bw.
-    assert_eq!(t[1].rhs, "(x86 \"_{mm}_cvtepu{bw}_epi{bw2}\" ?a)");
-    let text = t[1].text("y", &t[1].free);
+    let cast = by("synth.cast.cvtepu_epi");
+    assert_eq!(cast.rhs, "(x86 \"_{mm}_cvtepu{bw}_epi{bw2}\" ?a)");
+    let text = cast.text("y", &cast.free);
     assert!(text.contains("(= ?n (/ ?vsize (* 2 ?bw)))") && text.contains("(= ?bw2 (* 2 ?bw))"), "{text}");
 }
 

@@ -259,6 +259,23 @@ fn lifted(lhs: &Term, rhs: &Term, halide: &SpecLibrary, bw: i128) -> Vec<i128> {
     out
 }
 
+/// The left side with every shift's amount signedness (its S2 generic
+/// and the type of the broadcast it shifts by) as `?sign2`, if it has a
+/// shift whose S2 was fitted to `?sign`.
+fn amount_sign_variant(lhs: &str) -> Option<String> {
+    const SHIFTS: [&str; 6] = ["shl", "shr", "rounding_shift_right", "rounding_shift_left", "widening_shift_left", "widening_shift_right"];
+    let mut out = lhs.to_string();
+    let mut any = false;
+    for op in SHIFTS {
+        let from = format!("({op} (t ?sign ?bw ?n) ?sign ");
+        if out.contains(&from) {
+            out = out.replace(&from, &format!("({op} (t ?sign ?bw ?n) ?sign2 "));
+            any = true;
+        }
+    }
+    any.then(|| out.replace("(broadcast (t ?sign ?bw ?n) ", "(broadcast (t ?sign2 ?bw ?n) "))
+}
+
 /// `enum.add-min-not.u8x16.mm_adds_epu8` -> `add-min-not`; the op chain
 /// part of a concrete rule's name.
 fn lhs_part(c: &Concrete) -> String {
@@ -349,6 +366,17 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
             let v = Abstract { name: format!("{name}.widths"), lhs: lhs.clone(), rhs: vrhs, defs: defs.clone(), free: free.clone(), members: vec![k], variant_of: Some(name.clone()) };
             by_key.insert(vkey, v);
         }
+        // Enumeration types a shift amount like the shifted value; Halide
+        // also shifts by an amount of the other signedness (S2 != S,
+        // `shr<1, 32, N, 0>`). Tried as a variant with its own ?sign2.
+        if let Some(vlhs) = amount_sign_variant(&lhs) {
+            let vkey = format!("{key} | amount-sign");
+            order.push(vkey.clone());
+            let mut vfree = free.clone();
+            vfree.push(("sign2".to_string(), SIGN.to_vec()));
+            let v = Abstract { name: format!("{name}.amount-sign"), lhs: vlhs, rhs: rhs.clone(), defs: defs.clone(), free: vfree, members: vec![k], variant_of: Some(name.clone()) };
+            by_key.insert(vkey, v);
+        }
         order.push(key.clone());
         by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k], variant_of: None });
     }
@@ -371,6 +399,10 @@ impl Abstract {
     pub fn text(&self, name: &str, domains: &[(String, Vec<i128>)]) -> String {
         let mut conds: Vec<String> = domains.iter().map(|(v, d)| format!("(in ?{v} {})", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "))).collect();
         conds.extend(self.defs.iter().map(|(v, e)| format!("(= ?{v} {})", render_int(e))));
+        if self.free.iter().any(|(v, _)| v == "sign2") {
+            // The other signedness only: the same one is the template's.
+            conds.push("(!= ?sign2 ?sign)".into());
+        }
         if self.free.iter().any(|(v, _)| v == "c") && self.free.iter().any(|(v, _)| v == "bw") {
             conds.push("(< ?c ?bw)".into());
         }
