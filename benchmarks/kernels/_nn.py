@@ -3,7 +3,7 @@
 import functools
 
 import halide as hl
-from _common import Spec, V8, V32, vectorize_unrolled, gelu_q8, u8, u16, i32, i16_sat
+from _common import Spec, V8, V32, lanes, vectorize_unrolled, gelu_q8, u8, u16, i32, i16_sat
 
 # ----- pooling --------------------------------------------------------------
 
@@ -39,7 +39,9 @@ def pool(kind, with_add):
     out[c, x, y] = hl.clamp(pooled, lo, hi)
 
     xo, xi = hl.Var("xo"), hl.Var("xi")
-    out.split(x, xo, xi, 2).reorder(c, xi, xo, y).vectorize(c, V8).unroll(xi)
+    # Never wider than the channels: with HVX's 128-lane V8, vectorizing 64
+    # channels by 128 would read past every buffer's channel extent.
+    out.split(x, xo, xi, 2).reorder(c, xi, xo, y).vectorize(c, min(V8, C)).unroll(xi)
     return s.finish(out, [C, W, H])
 
 
@@ -132,7 +134,9 @@ def matmul_fused(epilogue, second_matmul=False):
     if not second_matmul:
         out = hl.Func("output")
         out[x, y] = value
-        schedule_tile(out, acc1, x, y, k1, "", 512 // out.type().bits())
+        # One register of the output type, within the tile (HVX's 128-byte
+        # register holds more 8-bit lanes than a tile is wide).
+        schedule_tile(out, acc1, x, y, k1, "", min(lanes(out.type()), TILE_X))
         return s.finish(out, [MM, MM])
 
     hidden = hl.Func("hidden")
@@ -144,5 +148,5 @@ def matmul_fused(epilogue, second_matmul=False):
     # The hidden rows a tile of the second product needs (4 rows x 256) are
     # computed per row of tiles, with the same register-blocked schedule.
     hidden.compute_at(out, yo)
-    schedule_tile(hidden, acc1, x, y, k1, "_h", 512 // hidden.type().bits())
+    schedule_tile(hidden, acc1, x, y, k1, "_h", min(lanes(hidden.type()), TILE_X))
     return s.finish(out, [MM, MM])

@@ -40,7 +40,8 @@ def build():
     out[c, x, y] = requantize_u8(acc[c, x, y], mult, shift, zo, lo, hi)
 
     xo, xi = hl.Var("xo"), hl.Var("xi")
-    out.split(x, xo, xi, 4).reorder(c, xi, xo, y).vectorize(c, V8).unroll(xi)
+    # Never wider than the channels (HVX's V8 is 128 lanes; see _nn.pool).
+    out.split(x, xo, xi, 4).reorder(c, xi, xo, y).vectorize(c, min(V8, CO)).unroll(xi)
     acc.compute_at(out, xo)
     vectorize_unrolled(acc, c, V32, "cv")
     acc.unroll(x)
