@@ -86,6 +86,13 @@ fn random_bits(g: &mut Gen, w: u32) -> BitVec {
     BitVec::from_bytes_le(w, &bytes)
 }
 
+/// [`random_bits`] of an element (`e <= 64`) as a word: the same draws,
+/// without building a `BitVec` per element.
+fn random_word(g: &mut Gen, e: u32) -> u64 {
+    let v = (0..e.div_ceil(8)).fold(0u64, |v, k| v | u64::from(u8::arbitrary(g)) << (8 * k));
+    if e == 64 { v } else { v & ((1u64 << e) - 1) }
+}
+
 fn pick(g: &mut Gen, n: u32) -> u32 {
     u32::arbitrary(g) % n
 }
@@ -153,7 +160,7 @@ impl CaseGen {
             let elem = match pick(g, 10) {
                 0..=3 => edges[pick(g, 7) as usize].to_u64(),
                 4 => u64::from(pick(g, 2 * e + 1)),
-                _ => random_bits(g, e).to_u64(),
+                _ => random_word(g, e),
             };
             v.push(elem);
         }
