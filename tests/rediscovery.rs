@@ -108,6 +108,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.packus-128", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
     ("x86.packus-u16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
     ("x86.trunc-u16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
+    ("x86.packus-u16-u8-shifted", "not-yet", "two-input narrowing (a concat of two vectors) after a shift: enumeration has one input vector per type"),
     ("x86.packs-i16-i8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
     ("x86.packs-i32-i16", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
     ("x86.packus-i16-u8", "not-yet", "two-input narrowing (a concat of two vectors): enumeration has one input vector per type"),
