@@ -116,7 +116,7 @@ struct ElementPacker {
 
 impl ElementPacker {
     fn new(w: u32, e: u32) -> Self {
-        debug_assert!(e <= 64 && 64 % e == 0 && w % e == 0);
+        debug_assert!(e <= 64 && 64u32.is_multiple_of(e) && w.is_multiple_of(e));
         ElementPacker { w, e, at: 0, limbs: vec![0; w.div_ceil(64) as usize] }
     }
 
