@@ -111,6 +111,10 @@ fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
     if caught == 0 { Err("no mutant was caught".into()) } else { Ok(()) }
 }
 
+/// A tried mutant: its kind, whether qemu caught it, and if not and Z3 did
+/// not prove it equal either, why it escaped.
+type Outcome = (MutationKind, bool, Option<String>);
+
 /// Every HVX spec, each mutation kind, one site per kind (picked per spec,
 /// as the ARM and x86 mutation tests do): the mutant must disagree with
 /// qemu-hexagon on one of the cases `misaal isa check` runs or on the
@@ -153,8 +157,7 @@ fn every_spec_mutant_is_caught_or_proved() -> Result<(), Failed> {
         .flatten()
         .collect();
     let t_qemu = t0.elapsed() - t_gen;
-    // Per spec: (kind, caught, proved, escaped description).
-    let outcomes: Vec<Result<Vec<(MutationKind, bool, Option<String>)>, String>> = specs
+    let outcomes: Vec<Result<Vec<Outcome>, String>> = specs
         .par_iter()
         .with_max_len(1)
         .enumerate()
