@@ -29,6 +29,32 @@ use crate::diag::{Diagnostic, Span};
 use crate::lexer::{CmpTok, Tok, Token, lex};
 use std::sync::Arc;
 
+/// The targets a spec header may name, the features each knows (CPUID
+/// feature names for x86, ACLE extensions for ARM, HVX versions, and the
+/// one pseudo-feature of the Halide op library), and an example for the
+/// error. A misspelled feature would otherwise load and silently never
+/// match the CPU's, so the spec would be skipped (or, worse, assumed).
+/// "an arm", "a hvx": the article and the target name.
+fn article(target: &str) -> String {
+    let an = target.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {target}", if an { "an" } else { "a" })
+}
+
+const TARGET_FEATURES: &[(&str, &[&str], &str)] = &[
+    (
+        "x86",
+        &[
+            "sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2", "popcnt", "lzcnt", "pclmulqdq", "aes", "sha", "gfni", "vaes",
+            "vpclmulqdq", "avxvnni", "avxifma", "avxvnniint8", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512ifma", "avx512vbmi", "avx512vbmi2",
+            "avx512vnni", "avx512bitalg", "avx512vpopcntdq", "avx512bf16", "avx512fp16",
+        ],
+        "avx2",
+    ),
+    ("arm", &["neon", "dotprod", "i8mm", "rdm", "fp16", "bf16", "aes", "sha2", "sha3", "crc"], "neon"),
+    ("hvx", &["hvxv60", "hvxv62", "hvxv65", "hvxv66", "hvxv67", "hvxv68", "hvxv69", "hvxv73"], "hvxv60"),
+    ("halide", &["ir"], "ir"),
+];
+
 const KEYWORDS: &[&str] = &[
     "instr", "def", "cost", "FOR", "to", "downto", "ENDFOR", "IF", "THEN", "ELSE", "FI", "RETURN", "AND", "OR", "XOR", "NOT",
 ];
@@ -277,11 +303,22 @@ impl Parser {
         self.expect(Tok::Arrow, "`->` and a result type")?;
         let (ret, ret_form, ret_size) = self.sized_ty(!generics.is_empty())?;
         self.expect(Tok::LBracket, "`[target feature mnemonic]`")?;
-        let (target, _) = self.name("a target name (e.g. x86)")?;
-        let mut features = vec![self.name("a CPUID feature (e.g. avx2)")?.0];
-        while *self.peek() == Tok::Plus {
+        let (target, target_span) = self.name("a target name (x86, arm, hvx or halide)")?;
+        let Some(&(_, known, example)) = TARGET_FEATURES.iter().find(|(t, ..)| *t == target) else {
+            return self.err(target_span, format!("unknown target `{target}` (expected x86, arm, hvx or halide)"));
+        };
+        let mut features = Vec::new();
+        loop {
+            let what = if features.is_empty() { format!("{} feature (e.g. {example})", article(&target)) } else { format!("{} feature after `+`", article(&target)) };
+            let (f, span) = self.name(&what)?;
+            if !known.contains(&f.as_str()) {
+                return self.err(span, format!("unknown {target} feature `{f}` (expected one of {})", known.join(", ")));
+            }
+            features.push(f);
+            if *self.peek() != Tok::Plus {
+                break;
+            }
             self.bump();
-            features.push(self.name("a CPUID feature after `+`")?.0);
         }
         let (mnemonic, _) = self.name("an instruction mnemonic")?;
         self.expect(Tok::RBracket, "`]`")?;
