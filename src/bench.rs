@@ -58,7 +58,25 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     write_atomic(&header, &prog.h)?;
     write_atomic(&args.output, &prog.c)?;
     println!("wrote {} and {}", args.output.display(), header.display());
+    if std::env::var_os(PEAK_RSS_ENV).is_some()
+        && let Some(kb) = own_peak_rss_kb()
+    {
+        eprintln!("peak_rss_kb {kb}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Set by `misaal bench` on the compile it measures: the compile then
+/// prints its own peak RSS. `wait4`'s `ru_maxrss` cannot be used alone:
+/// Linux carries the spawning process's high-water mark into the child at
+/// exec, so a bench that has run the interpreter (200 MB) would report
+/// every compile at 200 MB.
+const PEAK_RSS_ENV: &str = "MISAAL_REPORT_PEAK_RSS";
+
+/// This process's peak resident set (`VmHWM`), in KiB.
+fn own_peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// `--rules`: one file is read by the compiler as the default ruleset is;
@@ -350,11 +368,13 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // Compile in a child process, so its time and peak memory are its own.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { vec!["--naive".to_string()] } else { vec!["--usage-dir".to_string(), dir.join("usage").display().to_string()] }).args(cx.rules.iter().flat_map(|r| ["--rules".to_string(), r.display().to_string()])).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
+    let (status, rss, err) = peak_rss_of_child(Command::new(&exe).env(PEAK_RSS_ENV, "1").args(["compile"]).arg(&stmt).args(["--target", "x86", "--name"]).arg(format!("misaal_{function}")).args(if cx.naive { vec!["--naive".to_string()] } else { vec!["--usage-dir".to_string(), dir.join("usage").display().to_string()] }).args(cx.rules.iter().flat_map(|r| ["--rules".to_string(), r.display().to_string()])).arg("-o").arg(dir.join("ours.c")).stdout(std::process::Stdio::null()))?;
     let compile_ms = t.elapsed().as_secs_f64() * 1e3;
     if !status.success() {
         return Err(format!("compile failed: {}", err.trim()));
     }
+    // The compile's own high-water mark; `wait4`'s includes ours.
+    let rss = err.lines().find_map(|l| l.strip_prefix("peak_rss_kb ")).and_then(|n| n.trim().parse().ok()).unwrap_or(rss);
     // Subterms left to the naive lowering, as the compile counted them.
     let fallback_exprs: Option<u64> = err.lines().find_map(|l| l.strip_prefix("isel: ").and_then(|l| l.split("fallback_exprs ").nth(1)).and_then(|n| n.trim().parse().ok()));
     // The naive build, for `naive_us`.
