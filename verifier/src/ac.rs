@@ -233,26 +233,21 @@ mod tests {
 
     #[test]
     fn slices_see_through_constant_shifts() {
-        // max(x.lo8, (x >> 8).lo8) over a 16-bit operand is max(x0, x1).
-        let shifted = reduce(8, 2, |dag, xs| {
-            let x = dag.operand(0);
-            let eight = dag.constant(misaal_isa::BitVec::from_u64(16, 8));
-            let sh = dag.bin(BvOp::LShr, x, eight);
-            let hi = dag.slice(sh, 7, 0);
-            let c = dag.cmp(CmpOp::Ult, xs[0], hi);
-            dag.ite(c, hi, xs[0])
-        });
-        assert!(equal_up_to_minmax(&shifted, &reduce(8, 2, left_fold(true, false))));
+        // max(x.lo8, (x op k).lo8) over one 16-bit operand.
+        let max_with_shifted = |op: BvOp, k: u64| {
+            reduce(8, 2, move |dag, xs| {
+                let x = dag.operand(0);
+                let k = dag.constant(misaal_isa::BitVec::from_u64(16, k));
+                let sh = dag.bin(op, x, k);
+                let hi = dag.slice(sh, 7, 0);
+                let c = dag.cmp(CmpOp::Ult, xs[0], hi);
+                dag.ite(c, hi, xs[0])
+            })
+        };
+        // (x >> 8).lo8 is x1, so this is max(x0, x1).
+        assert!(equal_up_to_minmax(&max_with_shifted(BvOp::LShr, 8), &reduce(8, 2, left_fold(true, false))));
         // An arithmetic shift fills with the sign: not a slice of x.
-        let arith = reduce(8, 2, |dag, xs| {
-            let x = dag.operand(0);
-            let twelve = dag.constant(misaal_isa::BitVec::from_u64(16, 12));
-            let sh = dag.bin(BvOp::AShr, x, twelve);
-            let hi = dag.slice(sh, 7, 0);
-            let c = dag.cmp(CmpOp::Ult, xs[0], hi);
-            dag.ite(c, hi, xs[0])
-        });
-        assert!(!equal_up_to_minmax(&arith, &reduce(8, 2, left_fold(true, false))));
+        assert!(!equal_up_to_minmax(&max_with_shifted(BvOp::AShr, 12), &reduce(8, 2, left_fold(true, false))));
     }
 
     #[test]
