@@ -202,7 +202,7 @@ fn render(t: &Term, env: &Assignment, numeric: &[String], names: &mut Vec<String
         }
         Term::Int(e, _) => int(e)?,
         Term::Type(s, e, n, _) => format!("(t {} {} {})", int(s)?, int(e)?, int(n)?),
-        Term::X86(n, args, _) => {
+        Term::Instr(n, args, _) => {
             let mut s = format!("(x86 {}", expand_name(n, env).ok()?);
             for a in args {
                 s.push(' ');

@@ -53,14 +53,15 @@ pub enum Term {
     Int(IntExpr, Span),
     /// `(i E N)` / `(u E N)`: fills <S, E, N>.
     Type(IntExpr, IntExpr, IntExpr, Span),
-    X86(String, Vec<Term>, Span),
+    /// A target instruction, `(x86 NAME ...)`: NAME is a spec of the rule file's target.
+    Instr(String, Vec<Term>, Span),
     Op(String, Vec<Term>, Span),
 }
 
 impl Term {
     pub fn span(&self) -> Span {
         match self {
-            Term::Var(_, s) | Term::Int(_, s) | Term::Type(.., s) | Term::X86(_, _, s) | Term::Op(_, _, s) => *s,
+            Term::Var(_, s) | Term::Int(_, s) | Term::Type(.., s) | Term::Instr(_, _, s) | Term::Op(_, _, s) => *s,
         }
     }
 }
@@ -114,7 +115,7 @@ impl Rule {
                     b.vars(out);
                     c.vars(out);
                 }
-                Term::X86(name, args, _) => {
+                Term::Instr(name, args, _) => {
                     for part in name.split('{').skip(1) {
                         if let Some((v, _)) = part.split_once('}')
                             && v != "mm"

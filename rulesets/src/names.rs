@@ -23,7 +23,7 @@ pub fn check_names(
         let envs = instantiations(rule, vector_widths).unwrap_or_default();
         let mut visit = |t: &Term| walk(t, &mut |t| {
             let (name, span, is_x86) = match t {
-                Term::X86(n, _, s) => (n, *s, true),
+                Term::Instr(n, _, s) => (n, *s, true),
                 Term::Op(n, _, s) => (n, *s, false),
                 _ => return,
             };
@@ -65,7 +65,7 @@ pub fn check_names(
 
 fn walk(t: &Term, f: &mut dyn FnMut(&Term)) {
     f(t);
-    if let Term::X86(_, args, _) | Term::Op(_, args, _) = t {
+    if let Term::Instr(_, args, _) | Term::Op(_, args, _) = t {
         for a in args {
             walk(a, f);
         }

@@ -104,7 +104,7 @@ impl P<'_> {
                             _ => return self.err(*span, "expected (x86 INTRINSIC operands...)"),
                         };
                         let args = items[2..].iter().map(|a| self.term(a)).collect::<Result<_, _>>()?;
-                        Ok(Term::X86(name, args, *span))
+                        Ok(Term::Instr(name, args, *span))
                     }
                     op => {
                         let args = items[1..].iter().map(|a| self.term(a)).collect::<Result<_, _>>()?;

@@ -111,8 +111,8 @@ impl Builder<'_> {
             }
             Term::Var(..) | Term::Int(..) => want.ok_or_else(|| "a constant needs a position that gives it a width".to_string()),
             Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
-            Term::X86(name, args, _) | Term::Op(name, args, _) => {
-                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::X86(..)))?;
+            Term::Instr(name, args, _) | Term::Op(name, args, _) => {
+                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::Instr(..)))?;
                 let operands = &args[skip..];
                 if operands.len() != tys.len() {
                     return Err(format!("`{name}` takes {} operand(s), given {}", tys.len(), operands.len()));
@@ -137,8 +137,8 @@ impl Builder<'_> {
             Term::Var(v, _) => self.constant(dag, IntExpr::Var(v.clone()).eval(self.env)?, want),
             Term::Int(e, _) => self.constant(dag, e.eval(self.env)?, want),
             Term::Type(..) => Err("misplaced type".into()),
-            Term::X86(name, args, _) | Term::Op(name, args, _) => {
-                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::X86(..)))?;
+            Term::Instr(name, args, _) | Term::Op(name, args, _) => {
+                let (sem, tys, skip) = self.resolve(name, args, matches!(t, Term::Instr(..)))?;
                 let ids = args[skip..].iter().zip(&tys).map(|(a, ty)| self.build(a, dag, ty.width())).collect::<Result<Vec<_>, _>>()?;
                 dag.inline(&sem, &ids).map_err(|e| format!("`{name}`: {e}"))
             }
@@ -423,13 +423,13 @@ pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -
 /// Such an instantiation is not audited: its rule cannot be used there.
 pub fn unverified_specs(libs: &Libraries, rule: &Rule, env: &Assignment, status: &misaal_isa::StatusTable) -> Vec<(String, String)> {
     fn walk(t: &Term, out: &mut Vec<String>, env: &Assignment) {
-        if let Term::X86(name, _, _) = t
+        if let Term::Instr(name, _, _) = t
             && let Ok(n) = expand_name(name, env)
             && !out.contains(&n)
         {
             out.push(n);
         }
-        if let Term::X86(_, args, _) | Term::Op(_, args, _) = t {
+        if let Term::Instr(_, args, _) | Term::Op(_, args, _) = t {
             args.iter().for_each(|a| walk(a, out, env));
         }
     }

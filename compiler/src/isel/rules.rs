@@ -179,7 +179,7 @@ impl PatBuilder<'_> {
                 Ok(Pat::Const { bits, value: canonical_const(bits, v as i128) })
             }
             Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
-            Term::X86(name, args, _) => {
+            Term::Instr(name, args, _) => {
                 let n = expand_name(name, self.assign)?;
                 let i = self.env.x86.instr(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
                 if i.params.len() != args.len() {

@@ -142,7 +142,7 @@ pub fn params(lhs: &Term, rhs: &Term) -> Option<Params> {
     let Some(Term::Type(IntExpr::Lit(s), IntExpr::Lit(e), IntExpr::Lit(n), _)) = args.first() else { return None };
     fn first_x86(t: &Term) -> Option<&str> {
         match t {
-            Term::X86(n, args, _) => Some(n.as_str()).filter(|n| mm_width(n).is_some()).or_else(|| args.iter().find_map(first_x86)),
+            Term::Instr(n, args, _) => Some(n.as_str()).filter(|n| mm_width(n).is_some()).or_else(|| args.iter().find_map(first_x86)),
             Term::Op(_, args, _) => args.iter().find_map(first_x86),
             _ => None,
         }

@@ -90,7 +90,7 @@ pub fn render_term(t: &Term) -> String {
         Term::Var(v, _) => format!("?{v}"),
         Term::Int(e, _) => render_int(e),
         Term::Type(s, e, n, _) => render_type(s, e, n),
-        Term::X86(name, args, _) => render_app(&format!("x86 {}", quote(name)), args.iter().map(render_term)),
+        Term::Instr(name, args, _) => render_app(&format!("x86 {}", quote(name)), args.iter().map(render_term)),
         Term::Op(name, args, _) => render_app(name, args.iter().map(render_term)),
     }
 }
@@ -140,7 +140,7 @@ impl Gen<'_> {
             Term::Var(v, _) => format!("?{v}"),
             Term::Int(e, _) => render_int(&self.num(slot, e)),
             Term::Type(s, e, n, _) => render_type(&self.num(Slot::Sign, s), &self.num(Slot::Bits, e), &self.num(Slot::Lanes, n)),
-            Term::X86(name, args, _) => {
+            Term::Instr(name, args, _) => {
                 let n = self.name(name);
                 let args: Vec<String> = args.iter().map(|a| self.term(a, Slot::Value)).collect();
                 render_app(&format!("x86 {}", quote(&n)), args.into_iter())
@@ -222,7 +222,7 @@ impl Gen<'_> {
 fn lifted(lhs: &Term, rhs: &Term, halide: &SpecLibrary, bw: i128) -> Vec<i128> {
     fn values(t: &Term, halide: &SpecLibrary, out: &mut Vec<i128>) {
         match t {
-            Term::X86(_, args, _) => {
+            Term::Instr(_, args, _) => {
                 for a in args {
                     match a {
                         Term::Int(IntExpr::Lit(x), _) => out.push(*x),
@@ -291,7 +291,7 @@ fn lhs_part(c: &Concrete) -> String {
 
 fn rhs_part(t: &Term, out: &mut Vec<String>) {
     match t {
-        Term::X86(name, args, _) => {
+        Term::Instr(name, args, _) => {
             let base = mm_width(name).map(|(_, r)| r).unwrap_or(name);
             let short: String = base.chars().filter(|c| !c.is_ascii_digit()).collect();
             if !out.contains(&short) {
@@ -434,7 +434,7 @@ impl Abstract {
 
 fn walk_names(t: &Term, f: &mut dyn FnMut(&str)) {
     match t {
-        Term::X86(n, args, _) => {
+        Term::Instr(n, args, _) => {
             f(n);
             args.iter().for_each(|a| walk_names(a, f));
         }
