@@ -1,6 +1,7 @@
 //! Harness generation, compilation (cached by content) and batch runs.
 
 use crate::proto::{Proto, parse_header};
+use crate::runtime::{CFLAGS, RUNTIME_C, RUNTIME_H};
 use misaal_isa::ast::{Form, Ty};
 use misaal_isa::{BitVec, Instr};
 use std::collections::HashMap;
@@ -14,7 +15,6 @@ pub const LD: &str = "ld.lld-19";
 pub const QEMU: &str = "qemu-hexagon";
 /// qemu 7.2 knows Hexagon CPUs up to v67; its HVX is then v67 too.
 const CPU: &str = "v67";
-const CFLAGS: &[&str] = &["--target=hexagon-unknown-none-elf", "-mv67", "-mhvx", "-mhvx-length=128B", "-O2", "-ffreestanding", "-fno-builtin", "-nostdlib", "-w"];
 /// An intrinsic whose immediates take more combinations is not harnessed.
 const MAX_IMM_COMBOS: u64 = 4096;
 /// Translation units compiled in parallel.
@@ -209,10 +209,6 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> 
 
 const PRELUDE: &str = r#"#include <hexagon_types.h>
 #include <hvx_hexagon_protos.h>
-#define SYS_READ 63
-#define SYS_WRITE 64
-#define SYS_EXIT 94
-long sys(long nr, long a, long b, long c);
 /* A predicate's 128 bits to the 0x00/0xFF bytes an HVX_VectorPred holds. */
 static inline void spread(HVX_VectorPred *q, const unsigned char *bits) {
   unsigned char t[128] __attribute__((aligned(128)));
@@ -228,25 +224,6 @@ static inline void gather(unsigned char *bits, const HVX_VectorPred *q) {
 "#;
 
 const MAIN: &str = r#"
-void *memcpy(void *d, const void *s, __SIZE_TYPE__ n) {
-  unsigned char *a = d; const unsigned char *b = s;
-  while (n--) *a++ = *b++;
-  return d;
-}
-void *memset(void *d, int c, __SIZE_TYPE__ n) {
-  unsigned char *a = d;
-  while (n--) *a++ = (unsigned char)c;
-  return d;
-}
-/* Linux system calls: qemu's user mode serves trap0(#1), number in r6. */
-long sys(long nr, long a, long b, long c) {
-  register long r0 __asm__("r0") = a;
-  register long r1 __asm__("r1") = b;
-  register long r2 __asm__("r2") = c;
-  register long r6 __asm__("r6") = nr;
-  __asm__ volatile("trap0(#1)" : "+r"(r0) : "r"(r1), "r"(r2), "r"(r6) : "memory");
-  return r0;
-}
 static unsigned char ib[1 << 16], ob[1 << 16];
 static unsigned ilen, ipos, olen;
 /* Reads exactly n bytes; 0 at a clean end of input. */
@@ -330,11 +307,12 @@ impl Harness {
                 }
             }
         }
-        let mut units: Vec<String> = vec![PRELUDE.to_string(); UNITS];
+        let prelude = format!("{PRELUDE}{RUNTIME_H}");
+        let mut units: Vec<String> = vec![prelude.clone(); UNITS];
         for (k, f) in fns.iter().enumerate() {
             units[k * UNITS / fns.len().max(1)].push_str(f);
         }
-        let mut main = PRELUDE.to_string();
+        let mut main = prelude;
         for k in 0..fns.len() {
             let _ = writeln!(main, "void f{k}(const unsigned char *, unsigned char *);");
         }
@@ -343,6 +321,7 @@ impl Harness {
         let _ = writeln!(main, "static void (*const FNS[])(const unsigned char *, unsigned char *) = {{ {} }};", list(&|k| format!("f{k}")));
         let _ = writeln!(main, "static const unsigned INSZ[] = {{ {} }};", list(&|k| sigs[k].ops.iter().map(|o| o.bytes()).sum::<usize>().to_string()));
         let _ = writeln!(main, "static const unsigned OUTSZ[] = {{ {} }};", list(&|k| sigs[k].out.bytes().to_string()));
+        main.push_str(RUNTIME_C);
         main.push_str(MAIN);
         units.push(main);
 
@@ -424,41 +403,36 @@ impl Harness {
     }
 }
 
-/// Compiles the units in parallel and links them; the executable appears
-/// under its final name only when complete (written elsewhere, then renamed).
+/// Compiles the units in parallel and links them (the shared runtime's build).
 fn compile(tc: &Toolchain, dir: &Path, units: &[String], exe: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let tag = format!("{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
-    let tag = tag.as_str();
-    let results: Vec<Result<PathBuf, String>> = std::thread::scope(|s| {
-        let hs: Vec<_> = units
-            .iter()
-            .enumerate()
-            .map(|(k, src)| {
-                s.spawn(move || {
-                    let c = dir.join(format!("u{k}.{tag}.c"));
-                    let o = dir.join(format!("u{k}.{tag}.o"));
-                    std::fs::write(&c, src).map_err(|e| format!("{}: {e}", c.display()))?;
-                    let out = Command::new(&tc.cc).args(CFLAGS).arg("-c").arg(&c).arg("-o").arg(&o).output().map_err(|e| format!("{CC}: {e}"))?;
-                    if !out.status.success() {
-                        let err = String::from_utf8_lossy(&out.stderr);
-                        return Err(format!("{CC} failed on {}:\n{}", c.display(), err.lines().take(20).collect::<Vec<_>>().join("\n")));
-                    }
-                    Ok(o)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("compiler thread panicked".into()))).collect()
-    });
-    let objs: Vec<PathBuf> = results.into_iter().collect::<Result<_, _>>()?;
-    let tmp = dir.join(format!("harness.{tag}.tmp"));
-    let out = Command::new(&tc.ld).args(["--entry=_start", "-static"]).args(&objs).arg("-o").arg(&tmp).output().map_err(|e| format!("{LD}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("{LD} could not link the harness: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    let named: Vec<(String, String)> = units.iter().enumerate().map(|(k, u)| (format!("u{k}"), u.clone())).collect();
+    crate::runtime::build(&tc.cc, &tc.ld, dir, &named, &[], &[], exe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One spec through the harness on the shared runtime: byte-wise
+    /// wrapping add of two vectors (skipped without the tools).
+    #[test]
+    fn vadd_bytes_under_qemu() {
+        let tc = match Toolchain::find() {
+            Ok(tc) => tc,
+            Err(why) => {
+                eprintln!("SKIPPED vadd_bytes_under_qemu: {why}");
+                return;
+            }
+        };
+        let src = "instr Q6_Vb_vadd_VbVb(vu: bv1024, vv: bv1024) -> bv1024 [hvx hvxv60 vadd]\ndst := vu + vv\n";
+        let lib = misaal_isa::SpecLibrary::from_sources(&[("t.sema".into(), src.into())]).expect("parses");
+        let (i, _) = lib.get("Q6_Vb_vadd_VbVb").expect("parsed");
+        let h = Harness::build(&tc, &[i.as_ref()]).expect("builds");
+        let a: Vec<u8> = (0..128).map(|k| k as u8).collect();
+        let b: Vec<u8> = (0..128).map(|k| 200u8.wrapping_add(k as u8)).collect();
+        let case = vec![BitVec::from_bytes_le(1024, &a), BitVec::from_bytes_le(1024, &b)];
+        let r = h.run(&[("Q6_Vb_vadd_VbVb", &[case][..])]).expect("runs");
+        let want: Vec<u8> = (0..128).map(|k| a[k].wrapping_add(b[k])).collect();
+        assert_eq!(r[0][0].to_bytes_le(), want);
     }
-    for o in &objs {
-        let _ = std::fs::remove_file(o);
-        let _ = std::fs::remove_file(o.with_extension("c"));
-    }
-    std::fs::rename(&tmp, exe).map_err(|e| format!("{}: {e}", exe.display()))
 }

@@ -16,5 +16,6 @@
 
 pub mod harness;
 pub mod proto;
+pub mod runtime;
 
 pub use harness::{Harness, Problem, Toolchain};
