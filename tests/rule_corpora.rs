@@ -19,31 +19,40 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::{SpecLibrary, StatusTable};
-use misaal_rulesets::Rule;
-use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, plan, run_job, unverified_specs};
+use misaal_rulesets::{Rule, TargetIsa};
+use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, load_rules_verified, plan, run_job, unverified_specs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 struct Libs {
-    x86: SpecLibrary,
+    specs: SpecLibrary,
     halide: SpecLibrary,
     status: StatusTable,
+    isa: &'static TargetIsa,
 }
 
-fn libs() -> &'static Libs {
-    static L: OnceLock<Libs> = OnceLock::new();
-    L.get_or_init(|| {
-        let dir = misaal_isa::bundled_spec_dir("x86");
+/// The libraries of one target, loaded once.
+fn libs_for(isa: &'static TargetIsa) -> &'static Libs {
+    static L: [OnceLock<Libs>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let k = misaal_rulesets::TARGETS.iter().position(|t| *t == isa).expect("a known target");
+    L[k].get_or_init(|| {
+        let dir = isa.spec_dir();
         Libs {
-            x86: SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}")),
+            specs: SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}")),
             halide: misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}")),
             status: StatusTable::load(&StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}")),
+            isa,
         }
     })
 }
 
-fn cfg() -> AuditConfig {
-    AuditConfig { quickcheck_cases: 300, ..Default::default() }
+/// The libraries of the rules' target (x86 for none).
+fn libs_of(rules: &[Rule]) -> &'static Libs {
+    libs_for(rules.first().map_or(&misaal_rulesets::X86, |r| r.target))
+}
+
+fn cfg_for(isa: &TargetIsa) -> AuditConfig {
+    AuditConfig { quickcheck_cases: 300, vector_widths: isa.vector_widths.to_vec(), ..Default::default() }
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
@@ -55,19 +64,23 @@ fn files(dir: &str) -> Vec<PathBuf> {
 }
 
 /// Loads a rule file as `misaal verify` does: names resolved against the
-/// verified x86 specs and the Halide ops.
+/// Halide ops and the specs of the file's target, verified ones only for
+/// ARM and HVX.
 fn load(path: &Path) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
     let text = std::fs::read_to_string(path).unwrap();
-    let l = libs();
-    load_rules(&path.display().to_string(), &text, &Libraries { x86: &l.x86, halide: &l.halide }, &cfg())
+    let file = path.display().to_string();
+    let isa = misaal_rulesets::file_target(&file, &text)?;
+    let l = libs_for(isa);
+    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    if isa.name == "x86" { load_rules(&file, &text, &libs, &cfg_for(isa)) } else { load_rules_verified(&file, &text, &libs, &cfg_for(isa), &l.status) }
 }
 
-/// The jobs of `rules` whose x86 specs are all verified, and how many were
+/// The jobs of `rules` whose target specs are all verified, and how many were
 /// left out.
 fn verified_jobs(rules: &[Rule]) -> Result<(Vec<Job<'_>>, Vec<String>), Failed> {
-    let l = libs();
-    let libs = Libraries { x86: &l.x86, halide: &l.halide };
-    let all = plan(rules, &cfg()).map_err(|(_, e)| e)?;
+    let l = libs_of(rules);
+    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    let all = plan(rules, &cfg_for(l.isa)).map_err(|(_, e)| e)?;
     let n = all.len();
     let mut left_out = Vec::new();
     let mut skipped = Vec::new();
@@ -93,9 +106,9 @@ fn verified_jobs(rules: &[Rule]) -> Result<(Vec<Job<'_>>, Vec<String>), Failed> 
 /// (rule, instantiation, verdict, counterexample) for every job whose
 /// specs are verified.
 fn audit(rules: &[Rule]) -> Result<Vec<(String, String, Verdict, String)>, Failed> {
-    let l = libs();
-    let libs = Libraries { x86: &l.x86, halide: &l.halide };
-    let cfg = cfg();
+    let l = libs_of(rules);
+    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    let cfg = cfg_for(l.isa);
     let (jobs, _) = verified_jobs(rules)?;
     let cache = Mutex::new(VerdictCache::default());
     Ok(jobs
@@ -184,15 +197,18 @@ fn load_error(path: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    let bundled = misaal_rulesets::bundled_ruleset("x86");
-    let rules = load(&bundled).unwrap_or_else(|d| panic!("the bundled ruleset does not load:\n{d}"));
-    assert!(rules.len() >= 50, "the bundled ruleset holds only {} rules", rules.len());
+    // Each bundled ruleset: x86 (hand rules), arm and hvx (hand rules).
+    for (target, least) in [("x86", 50), ("arm", 1), ("hvx", 1)] {
+    let bundled = misaal_rulesets::bundled_ruleset(target);
+    let rules = load(&bundled).unwrap_or_else(|d| panic!("the bundled ruleset {} does not load:\n{d}", bundled.display()));
+    assert!(rules.len() >= least, "the bundled ruleset {target} holds only {} rules", rules.len());
     for r in rules {
         let (jobs, left_out) = verified_jobs(std::slice::from_ref(&r)).unwrap_or_else(|e| panic!("{e:?}"));
         let none_left = jobs.is_empty() && !left_out.is_empty();
         drop(jobs);
-        let name = if none_left { format!("bundled::{} (unverified specs only)", r.name) } else { format!("bundled::{}", r.name) };
+        let name = if none_left { format!("bundled::{target}::{} (unverified specs only)", r.name) } else { format!("bundled::{target}::{}", r.name) };
         trials.push(Trial::test(name, move || good(&r)).with_ignored_flag(none_left));
+    }
     }
     for p in files("broken-rules") {
         // A broken rule over unverified specs only is ignored (skipped).

@@ -53,7 +53,8 @@ pub enum Term {
     Int(IntExpr, Span),
     /// `(i E N)` / `(u E N)`: fills <S, E, N>.
     Type(IntExpr, IntExpr, IntExpr, Span),
-    /// A target instruction, `(x86 NAME ...)`: NAME is a spec of the rule file's target.
+    /// A target instruction, `(x86 NAME ...)`, `(arm NAME ...)` or
+    /// `(hvx NAME ...)`: NAME is a spec of the rule file's target.
     Instr(String, Vec<Term>, Span),
     Op(String, Vec<Term>, Span),
 }
@@ -82,6 +83,9 @@ pub struct Rule {
     pub conds: Vec<Cond>,
     pub span: Span,
     pub file: String,
+    /// The rule file's target: every instruction the file names is one of
+    /// its specs, and `?vsize*` defaults to its register widths.
+    pub target: &'static crate::target::TargetIsa,
 }
 
 impl Rule {
@@ -118,7 +122,7 @@ impl Rule {
                 Term::Instr(name, args, _) => {
                     for part in name.split('{').skip(1) {
                         if let Some((v, _)) = part.split_once('}')
-                            && v != "mm"
+                            && !crate::instantiate::TEMPLATE_KEYS.contains(&v)
                             && !out.iter().any(|o| o == v)
                         {
                             out.push(v.to_string());

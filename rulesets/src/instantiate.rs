@@ -4,8 +4,16 @@
 
 use crate::ast::{Cond, IntExpr, Rule};
 
-/// Vector widths x86 has; the default domain of `?vsize*`.
+/// Vector widths x86 has; the default domain of `?vsize*` in an x86 file
+/// (the same as `target::X86.vector_widths`).
 pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
+
+/// Template keys that are not variables: `{mm}` (x86: `mm`, `mm256`,
+/// `mm512` by `?vsize*`), `{q}` (ARM: empty for a 64-bit `?vsize*`, `q` for
+/// 128), `{su}` (ARM type suffixes: `s` when `?sign` is 1, `u` when 0) and
+/// `{ty}` (HVX element types: `b`, `h`, `w` for signed `?bw` 8, 16, 32, and
+/// `ub`, `uh`, `uw` unsigned).
+pub const TEMPLATE_KEYS: [&str; 4] = ["mm", "q", "su", "ty"];
 
 pub type Assignment = Vec<(String, i128)>;
 
@@ -109,7 +117,8 @@ pub fn describe_env(env: &Assignment) -> String {
 }
 
 /// An instruction name with its templates filled in: `{v}` takes the value
-/// of `?v`, and `{mm}` becomes `mm`, `mm256` or `mm512` from `?vsize*`.
+/// of `?v`; `{mm}`, `{q}`, `{su}` and `{ty}` are spelled from `?vsize*`,
+/// `?sign` and `?bw` (see [`TEMPLATE_KEYS`]).
 pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
     // One pass over the name, looking each `{var}` up: a long template is
     // expanded once per instantiation, so this is linear in its length.
@@ -126,14 +135,35 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
         let key = &after[..close];
         if let Some((_, x)) = env.iter().find(|(v, _)| v == key) {
             n.push_str(&x.to_string());
-        } else if key == "mm" {
-            let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or("{mm} needs a ?vsize variable")?;
-            n.push_str(match vs {
-                128 => "mm",
-                256 => "mm256",
-                512 => "mm512",
-                other => return Err(format!("{{mm}} has no form for ?vsize={other}")),
+        } else if key == "mm" || key == "q" {
+            let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs a ?vsize variable"))?;
+            n.push_str(match (key, vs) {
+                ("mm", 128) => "mm",
+                ("mm", 256) => "mm256",
+                ("mm", 512) => "mm512",
+                ("q", 64) => "",
+                ("q", 128) => "q",
+                _ => return Err(format!("{{{key}}} has no form for ?vsize={vs}")),
             });
+        } else if key == "su" || key == "ty" {
+            let get = |name: &str| env.iter().find(|(v, _)| v == name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"));
+            let sign = get("sign")?;
+            if key == "su" {
+                n.push_str(match sign {
+                    0 => "u",
+                    1 => "s",
+                    s => return Err(format!("{{su}} needs ?sign 0 or 1, not {s}")),
+                });
+            } else {
+                let letter = match get("bw")? {
+                    8 => "b",
+                    16 => "h",
+                    32 => "w",
+                    b => return Err(format!("{{ty}} has no HVX element type for ?bw={b}")),
+                };
+                n.push_str(if sign == 0 { "u" } else { "" });
+                n.push_str(letter);
+            }
         } else {
             // Not a variable: kept, and reported below.
             n.push('{');

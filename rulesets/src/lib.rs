@@ -12,11 +12,13 @@ pub mod instantiate;
 pub mod names;
 pub mod parser;
 pub mod sexp;
+pub mod target;
 
 pub use ast::{Cond, IntExpr, Rule, Term};
-pub use instantiate::{Assignment, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations, op_generics};
+pub use instantiate::{Assignment, TEMPLATE_KEYS, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations, op_generics};
 pub use names::{check_names, closest};
-pub use parser::parse_rules;
+pub use parser::{file_target, parse_rules};
+pub use target::{ARM, HVX, TARGETS, TargetIsa, X86};
 pub use sexp::{Sexp, parse_sexps};
 
 use std::path::PathBuf;

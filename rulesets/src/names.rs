@@ -7,9 +7,10 @@ use crate::instantiate::{describe_env, expand_name, instantiations};
 use misaal_isa::{Diagnostic, Diagnostics};
 use std::collections::HashSet;
 
-/// Checks every instruction and op name of every rule. `x86` and `op` say
-/// whether a (fully expanded) name can be used, and why not. A templated
-/// x86 name is checked at every instantiation of its rule.
+/// Checks every instruction and op name of every rule. `x86` (the rule
+/// file's target, whichever it is) and `op` say whether a (fully expanded)
+/// name can be used, and why not. A templated instruction name is checked
+/// at every instantiation of its rule.
 pub fn check_names(
     rules: &[Rule],
     vector_widths: &[i128],
@@ -40,17 +41,10 @@ pub fn check_names(
                 }
                 return;
             }
-            // Only the variables the template names matter: check each of
-            // their combinations once, not once per instantiation.
-            let vars: HashSet<&str> = envs.iter().flatten().map(|(v, _)| v.as_str()).collect();
-            let used: Vec<&str> = vars.into_iter().filter(|v| name.contains(&format!("{{{v}}}")) || (v.starts_with("vsize") && name.contains("{mm}"))).collect();
-            let mut seen: HashSet<Vec<Option<i128>>> = HashSet::new();
+            // Many instantiations spell the same name: check each name once.
+            let mut seen: HashSet<String> = HashSet::new();
             for env in &envs {
-                let key = used.iter().map(|u| env.iter().find(|(v, _)| v == u).map(|(_, x)| *x)).collect();
-                if !seen.insert(key) {
-                    continue;
-                }
-                let checked = expand_name(name, env).and_then(|n| x86(&n));
+                let checked = expand_name(name, env).and_then(|n| if seen.insert(n.clone()) { x86(&n) } else { Ok(()) });
                 if let Err(m) = checked {
                     errors.push(err(format!("{m} (template `{name}` at {})", describe_env(env))));
                     return;

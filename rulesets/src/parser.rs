@@ -4,12 +4,15 @@
 //! ; a comment
 //! (rewrite LHS RHS :name "x86.avg-u8" [:when (COND ...)] [:ruleset NAME])
 //! (birewrite LHS RHS :name "...")
-//! (ruleset x86)                       ; declarations are accepted and ignored
+//! (ruleset x86)                       ; declarations are accepted; one naming a
+//!                                     ; target (x86, arm, hvx) fixes the file's target
 //!
 //! TERM := ?a                          ; a vector input
 //!       | INT                         ; a constant operand, as wide as its position
-//!       | (x86 NAME TERM...)          ; a target instruction; NAME may be a
-//!                                     ; "template" with {var} and {mm} (mm, mm256, mm512 by ?vsize)
+//!       | (x86 NAME TERM...)          ; a target instruction (also `arm`, `hvx`); NAME may
+//!                                     ; be a "template" with {var}, {mm} (mm, mm256, mm512
+//!                                     ; by ?vsize), {q} ("" or q by ?vsize), {su} (s or u by
+//!                                     ; ?sign), {ty} (b, ub, h, uh, w, uw by ?sign, ?bw)
 //!       | (OP GENERIC... TERM...)     ; a Halide op; its generic parameters come first:
 //!                                     ; a type (i E N) or (u E N) fills <S, E, N>,
 //!                                     ; then integers fill the rest
@@ -20,16 +23,24 @@
 //! A `?name` is numeric when it appears where an integer is expected or in a
 //! condition; otherwise it is a vector input. Numeric variables without a
 //! domain take a default by name: `?bw*` element widths 8..64, `?vsize*`
-//! vector widths 128..512, `?sign*` 0 or 1.
+//! the target's register widths (x86 128..512, ARM 64 and 128, HVX 1024),
+//! `?sign*` 0 or 1.
+//!
+//! A file has one target, given by its instruction heads (or a
+//! `(ruleset x86|arm|hvx)` declaration): heads of two targets in one file
+//! are a load error. A file without either is an x86 file.
 
 use crate::ast::{Cond, IntExpr, Rule, Term};
 use crate::sexp::{Sexp, parse_sexps};
+use crate::target::{TargetIsa, X86};
 use misaal_isa::{Diagnostic, Diagnostics, diag::Span};
 
 struct P<'a> {
     file: &'a str,
     /// Names used in integer positions or conditions (numeric variables).
     numeric: Vec<String>,
+    /// Instruction heads, in order, with their positions.
+    heads: Vec<(&'static TargetIsa, Span)>,
 }
 
 impl P<'_> {
@@ -76,7 +87,7 @@ impl P<'_> {
                     Err(_) => self.err(*span, format!("expected a term (?var, integer or (op ...)), found `{a}`")),
                 }
             }
-            Sexp::Str(_, span) => self.err(*span, "a string is only allowed as an x86 instruction name"),
+            Sexp::Str(_, span) => self.err(*span, "a string is only allowed as an instruction name"),
             Sexp::List(items, span) => {
                 let Some(Sexp::Atom(head, _)) = items.first() else {
                     return self.err(*span, "expected an operator name at the start of a list");
@@ -98,11 +109,13 @@ impl P<'_> {
                         Ok(Term::Type(self.int(&items[1])?, self.int(&items[2])?, self.int(&items[3])?, *span))
                     }
                     "+" | "-" | "*" | "/" | "%" => Ok(Term::Int(self.int(s)?, *span)),
-                    "x86" => {
+                    t if TargetIsa::by_name(t).is_some() => {
+                        let target = TargetIsa::by_name(t).expect("matched");
                         let name = match items.get(1) {
                             Some(Sexp::Atom(n, _)) | Some(Sexp::Str(n, _)) => n.clone(),
-                            _ => return self.err(*span, "expected (x86 INTRINSIC operands...)"),
+                            _ => return self.err(*span, format!("expected ({t} INTRINSIC operands...)")),
                         };
+                        self.heads.push((target, *span));
                         let args = items[2..].iter().map(|a| self.term(a)).collect::<Result<_, _>>()?;
                         Ok(Term::Instr(name, args, *span))
                     }
@@ -172,9 +185,41 @@ pub fn parse_rules(file: &str, src: &str) -> Result<Vec<Rule>, Diagnostics> {
     let items = parse_sexps(file, src)?;
     let mut rules: Vec<Rule> = Vec::new();
     let mut errors = Vec::new();
+    // The file's target: the first `(ruleset T)` naming a target, else the
+    // first instruction head; every other head must agree.
+    let mut target: Option<(&'static TargetIsa, Span, &'static str)> = None;
+    for item in &items {
+        if let Sexp::List(xs, _) = item
+            && let [Sexp::Atom(h, _), Sexp::Atom(t, span), ..] = &xs[..]
+            && h == "ruleset"
+            && let Some(t) = TargetIsa::by_name(t)
+        {
+            match target {
+                None => target = Some((t, *span, "declared")),
+                Some((first, at, _)) if first != t => errors.push(Diagnostic::new(
+                    file,
+                    *span,
+                    format!("`(ruleset {})` in a file declared for {} at {}:{}: a rule file has one target", t.name, first.name, at.line, at.col),
+                )),
+                Some(_) => {}
+            }
+        }
+    }
     for item in &items {
         match parse_rule(file, item) {
-            Ok(Some(r)) => {
+            Ok(Some((mut r, heads))) => {
+                for (t, span) in heads {
+                    match target {
+                        None => target = Some((t, span, "first used")),
+                        Some((first, at, how)) if first != t => errors.push(Diagnostic::new(
+                            file,
+                            span,
+                            format!("`({} ...)` in a file whose rules are for {} ({how} at {}:{}): a rule file has one target", t.name, first.name, at.line, at.col),
+                        )),
+                        Some(_) => {}
+                    }
+                }
+                r.target = target.map_or(&X86, |t| t.0);
                 if let Some(prev) = rules.iter().find(|p| p.name == r.name) {
                     errors.push(Diagnostic::new(file, r.span, format!("duplicate rule name {:?} (first at {}:{})", r.name, prev.span.line, prev.span.col)));
                 } else {
@@ -185,11 +230,42 @@ pub fn parse_rules(file: &str, src: &str) -> Result<Vec<Rule>, Diagnostics> {
             Err(e) => errors.push(e),
         }
     }
-    if errors.is_empty() { Ok(rules) } else { Err(Diagnostics(errors)) }
+    if errors.is_empty() {
+        let t = target.map_or(&X86, |t| t.0);
+        for r in &mut rules {
+            r.target = t;
+        }
+        Ok(rules)
+    } else {
+        Err(Diagnostics(errors))
+    }
 }
 
-fn parse_rule(file: &str, item: &Sexp) -> Result<Option<Rule>, Diagnostic> {
-    let mut p = P { file, numeric: Vec::new() };
+/// The target of a rule file's text (see [`parse_rules`]); x86 for a file
+/// that names no target.
+pub fn file_target(file: &str, src: &str) -> Result<&'static TargetIsa, Diagnostics> {
+    let rules = parse_rules(file, src)?;
+    if let Some(r) = rules.first() {
+        return Ok(r.target);
+    }
+    // No rules: only a declaration can say.
+    let items = parse_sexps(file, src)?;
+    Ok(items
+        .iter()
+        .find_map(|i| match i {
+            Sexp::List(xs, _) => match &xs[..] {
+                [Sexp::Atom(h, _), Sexp::Atom(t, _), ..] if h == "ruleset" => TargetIsa::by_name(t),
+                _ => None,
+            },
+            _ => None,
+        })
+        .unwrap_or(&X86))
+}
+
+type Heads = Vec<(&'static TargetIsa, Span)>;
+
+fn parse_rule(file: &str, item: &Sexp) -> Result<Option<(Rule, Heads)>, Diagnostic> {
+    let mut p = P { file, numeric: Vec::new(), heads: Vec::new() };
     let Sexp::List(items, span) = item else { return p.err(item.span(), format!("expected (rewrite ...) or (birewrite ...), found {}", item.describe())) };
     let head = match items.first() {
         Some(Sexp::Atom(h, _)) => h.as_str(),
@@ -234,5 +310,5 @@ fn parse_rule(file: &str, item: &Sexp) -> Result<Option<Rule>, Diagnostic> {
         k += 2;
     }
     let Some(name) = name else { return p.err(*span, "every rule needs :name \"...\"") };
-    Ok(Some(Rule { name, lhs, rhs, bidirectional, conds, span: *span, file: file.to_string() }))
+    Ok(Some((Rule { name, lhs, rhs, bidirectional, conds, span: *span, file: file.to_string(), target: &X86 }, p.heads)))
 }

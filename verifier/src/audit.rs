@@ -73,12 +73,47 @@ impl Default for AuditConfig {
 
 /// The instruction libraries a rule may name.
 pub struct Libraries<'a> {
+    /// The rule file's target's specs: x86, ARM or HVX (the field keeps its
+    /// first name so that callers written for x86 need not change).
     pub x86: &'a SpecLibrary,
     pub halide: &'a SpecLibrary,
 }
 
+/// How an instantiation whose immediate lies outside the range its spec
+/// declares (`n: imm4 in 1 to 8`) is refused: such an instantiation is
+/// `inapplicable`, never proved, since the instruction does not exist there.
+pub const IMMEDIATE_OUT_OF_RANGE: &str = "immediate out of range";
+
+/// The first immediate operand of `t` (at `env`) outside its spec's
+/// declared range, with its position and why; also an immediate with a
+/// declared range given as a vector input, which Z3 would prove over every
+/// value of its width, in range or not.
+pub fn immediate_error(libs: &Libraries, t: &Term, env: &Assignment, numeric: &[String]) -> Option<(misaal_isa::diag::Span, String)> {
+    let (Term::Instr(name, args, _) | Term::Op(name, args, _)) = t else { return None };
+    if let Term::Instr(..) = t
+        && let Ok(n) = expand_name(name, env)
+        && let Some(i) = libs.x86.instr(&n)
+    {
+        for (a, p) in args.iter().zip(&i.params) {
+            let (Ty::Imm(_), Some((lo, hi))) = (p.ty, p.range) else { continue };
+            let value = match a {
+                Term::Int(e, _) => e.eval(env),
+                Term::Var(v, _) if numeric.contains(v) => IntExpr::Var(v.clone()).eval(env),
+                _ => return Some((a.span(), format!("`{n}` operand `{}` is an immediate in {lo} to {hi}: give an integer or a numeric ?var, not a vector input", p.name))),
+            };
+            match value {
+                Ok(v) if v >= lo as i128 && v <= hi as i128 => {}
+                Ok(v) => return Some((a.span(), format!("{IMMEDIATE_OUT_OF_RANGE}: `{n}` operand `{}` takes {lo} to {hi}, given {v}", p.name))),
+                Err(e) => return Some((a.span(), e)),
+            }
+        }
+    }
+    args.iter().find_map(|a| immediate_error(libs, a, env, numeric))
+}
+
 struct Builder<'a> {
     libs: &'a Libraries<'a>,
+    target: &'static str,
     env: &'a Assignment,
     numeric: Vec<String>,
     /// Vector inputs in order of first appearance, with their widths.
@@ -89,7 +124,7 @@ impl Builder<'_> {
     fn resolve(&self, name: &str, args: &[Term], x86: bool) -> Result<(std::sync::Arc<Semantics>, Vec<Ty>, usize), String> {
         if x86 {
             let n = expand_name(name, self.env)?;
-            let (i, s) = self.libs.x86.get(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
+            let (i, s) = self.libs.x86.get(&n).ok_or_else(|| format!("no {} spec `{n}`", self.target))?;
             return Ok((s.clone(), i.params.iter().map(|p| p.ty).collect(), 0));
         }
         let g = self.libs.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
@@ -169,7 +204,15 @@ pub struct Sides {
 }
 
 pub fn build_sides(libs: &Libraries, rule: &Rule, env: &Assignment) -> Result<Sides, String> {
-    let mut b = Builder { libs, env, numeric: rule.numeric_vars(), vars: Vec::new() };
+    let numeric = rule.numeric_vars();
+    // Nothing is built, so nothing proved, over an immediate the
+    // instruction does not take.
+    for side in [&rule.lhs, &rule.rhs] {
+        if let Some((_, e)) = immediate_error(libs, side, env, &numeric) {
+            return Err(e);
+        }
+    }
+    let mut b = Builder { libs, target: rule.target.name, env, numeric, vars: Vec::new() };
     let wl = b.infer(&rule.lhs, None)?;
     let wr = b.infer(&rule.rhs, Some(wl))?;
     if wl != wr {
@@ -391,17 +434,42 @@ impl VerdictCache {
 }
 
 /// Parses a rule file and resolves every instruction and op it names
-/// against the libraries: an unknown name is a load error at its
-/// `file:line:col`, never a verdict. Whether the named specs are verified
-/// is asked per instantiation, by [`unverified_specs`].
+/// against the libraries: an unknown name, a name of another target's spec,
+/// or an immediate outside its declared range at every instantiation is a
+/// load error at its `file:line:col`, never a verdict. Whether the named
+/// specs are verified is asked per instantiation, by [`unverified_specs`]
+/// (or at load, by [`load_rules_verified`]).
 pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+    load_with(file, text, libs, cfg, None)
+}
+
+/// [`load_rules`], and a spec `status` does not vouch for is a load error
+/// too (as `misaal verify` loads ARM and HVX rules, whose specs all met qemu).
+pub fn load_rules_verified(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status: &misaal_isa::StatusTable) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+    load_with(file, text, libs, cfg, Some(status))
+}
+
+fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status: Option<&misaal_isa::StatusTable>) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+    use misaal_isa::{Diagnostic, Diagnostics};
     let rules = misaal_rulesets::parse_rules(file, text)?;
+    let Some(first) = rules.first() else { return Ok(rules) };
+    let target = first.target.name;
+    // A library of another target's specs is the caller's mistake, said once.
+    if let Some(i) = libs.x86.instrs().first()
+        && i.target != target
+    {
+        return Err(Diagnostics(vec![Diagnostic::new(file, first.span, format!("the rules are for {target}, but the instruction library given holds {} specs", i.target))]));
+    }
     let x86 = |n: &str| -> Result<(), String> {
         match libs.x86.instr(n) {
-            Some(_) => Ok(()),
+            Some(i) if i.target != target => Err(format!("`{n}` is a {} spec; this file's rules are for {target}", i.target)),
+            Some(_) => match status.map(|s| s.verified_in(libs.x86, n)) {
+                Some(Err(why)) => Err(format!("{why}: not a verified {target} spec")),
+                _ => Ok(()),
+            },
             None => Err(match misaal_rulesets::closest(n, libs.x86.instrs().iter().map(|i| i.name.as_str())) {
-                Some(c) => format!("no x86 spec `{n}`; did you mean `{c}`?"),
-                None => format!("no x86 spec `{n}`"),
+                Some(c) => format!("no {target} spec `{n}`; did you mean `{c}`?"),
+                None => format!("no {target} spec `{n}`"),
             }),
         }
     };
@@ -415,10 +483,23 @@ pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -
         }
     };
     misaal_rulesets::check_names(&rules, &cfg.vector_widths, &x86, &op)?;
-    Ok(rules)
+    // An immediate out of range at every instantiation (a literal one, say)
+    // is a mistake in the file; out of range at some is `inapplicable` there.
+    let mut errors = Vec::new();
+    for rule in &rules {
+        let envs = instantiations(rule, &cfg.vector_widths).unwrap_or_default();
+        let numeric = rule.numeric_vars();
+        let errs: Vec<_> = envs.iter().map(|e| [&rule.lhs, &rule.rhs].iter().find_map(|t| immediate_error(libs, t, e, &numeric))).collect();
+        if let Some(Some((span, msg))) = errs.first()
+            && (errs.iter().all(Option::is_some) || !msg.starts_with(IMMEDIATE_OUT_OF_RANGE))
+        {
+            errors.push(Diagnostic::new(file, *span, format!("rule {:?}: {msg}", rule.name)));
+        }
+    }
+    if errors.is_empty() { Ok(rules) } else { Err(Diagnostics(errors)) }
 }
 
-/// The x86 specs an instantiation uses that `status` does not vouch for
+/// The target specs an instantiation uses that `status` does not vouch for
 /// (never checked, skipped, failed, or changed since), each with the reason.
 /// Such an instantiation is not audited: its rule cannot be used there.
 pub fn unverified_specs(libs: &Libraries, rule: &Rule, env: &Assignment, status: &misaal_isa::StatusTable) -> Vec<(String, String)> {
@@ -478,6 +559,17 @@ pub fn run_job(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &std::sync
     };
     let sides = match build_sides(libs, rule, env) {
         Ok(s) => s,
+        Err(e) if e.starts_with(IMMEDIATE_OUT_OF_RANGE) => {
+            return InstanceResult {
+                rule: rule.name.clone(),
+                instantiation: describe_env(env),
+                verdict: Verdict::Inapplicable,
+                solver_ms: 0.0,
+                quickcheck_cases: 0,
+                counterexample: e,
+                cached: false,
+            };
+        }
         Err(e) => {
             return InstanceResult {
                 rule: rule.name.clone(),
