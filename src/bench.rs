@@ -16,13 +16,21 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
 }
 
-pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
-    if args.target != "x86" {
-        return Err(format!("error: no backend for target `{}` yet", args.target));
+/// The ISA a compile is for: the Stmt header's architecture; `--target`,
+/// when given, must agree with it.
+pub fn compile_isa(flag: Option<&str>, module: &misaal_frontends::stmt::Module) -> Result<&'static str, String> {
+    let isa = misaal_compiler::isel::isa_of_halide_target(&module.target).map_err(|e| format!("error: {e}"))?;
+    match flag {
+        Some(t) if t != isa => Err(format!("error: --target {t}, but the Stmt's header says target={} ({isa})", module.target)),
+        _ => Ok(isa),
     }
+}
+
+pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
+    compile_isa(args.target.as_deref(), &module)?;
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
@@ -30,7 +38,7 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
         let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
         if let Some((path, text)) = rule_files(&args.rules)? {
-            isel.rules = path;
+            isel.rules = Some(path);
             isel.rules_text = text;
         }
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
@@ -169,7 +177,7 @@ fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Result<
         .collect();
     let mut cov = String::from("instruction,class,reachable_by_rules,emitted_in_suite\n");
     let (mut n, mut r, mut e) = (0, 0, 0);
-    for (i, sem) in target.x86.iter() {
+    for (i, sem) in target.instrs.iter() {
         if target.status.verified(&i.name, sem).is_err() {
             continue;
         }

@@ -85,8 +85,11 @@ struct SynthArgs {
 struct CompileArgs {
     /// A `.stmt` file as Halide prints it.
     input: PathBuf,
-    #[arg(long, default_value = "x86")]
-    target: String,
+    /// `x86`, `arm` or `hvx`; by default the Stmt header's `target=`
+    /// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`) decides, and a
+    /// `--target` that disagrees with it is an error.
+    #[arg(long)]
+    target: Option<String>,
     /// The C file to write; the header goes next to it with `.h`.
     #[arg(short, long)]
     output: PathBuf,
@@ -432,11 +435,11 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
-    let target = misaal_compiler::isel::Target::x86()?;
+    let target = misaal_compiler::isel::Target::load(bench::compile_isa(args.target.as_deref(), &module)?)?;
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
     let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
     if let Some((path, text)) = bench::rule_files(&args.rules)? {
-        opts.rules = path;
+        opts.rules = Some(path);
         opts.rules_text = text;
     }
     eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());

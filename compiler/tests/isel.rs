@@ -43,15 +43,15 @@ fn dag_cost_counts_a_shared_subterm_once() {
     // As a tree p pays S twice (21 > 15); as a DAG once (11 < 15).
     let mut g = Graph::new();
     let (a, s, r) = (g.add_class(), g.add_class(), g.add_class());
-    let x86 = |n: &str| Op::X86 { name: n.into() };
+    let x86 = |n: &str| Op::Instr { name: n.into() };
     g.add_node(Op::Leaf { text: "a".into(), bits: 256 }, a, vec![]);
     g.add_node(x86("x"), s, vec![a]);
     let p = g.add_node(x86("p"), r, vec![s, s]);
     let q = g.add_node(x86("q"), r, vec![a]);
     let cost = |n: &extract::GNode| match &n.op {
-        Op::X86 { name } if name == "x" => 10.0,
-        Op::X86 { name } if name == "p" => 1.0,
-        Op::X86 { name } if name == "q" => 15.0,
+        Op::Instr { name } if name == "x" => 10.0,
+        Op::Instr { name } if name == "p" => 1.0,
+        Op::Instr { name } if name == "q" => 15.0,
         _ => 0.0,
     };
     let dag = extract::greedy_dag(&g, &cost);
@@ -76,7 +76,7 @@ fn exact_extraction_beats_greedy_where_sharing_spans_classes() {
     // choosing a1 and b1 shares X and pays 11.
     let mut g = Graph::new();
     let (l, x, a, b, r) = (g.add_class(), g.add_class(), g.add_class(), g.add_class(), g.add_class());
-    let i = |n: &str| Op::X86 { name: n.into() };
+    let i = |n: &str| Op::Instr { name: n.into() };
     g.add_node(Op::Leaf { text: "l".into(), bits: 128 }, l, vec![]);
     g.add_node(i("x"), x, vec![l]);
     let a1 = g.add_node(i("a1"), a, vec![x]);
@@ -85,7 +85,7 @@ fn exact_extraction_beats_greedy_where_sharing_spans_classes() {
     g.add_node(i("b2"), b, vec![l]);
     g.add_node(i("f"), r, vec![a, b]);
     let cost = |n: &extract::GNode| match &n.op {
-        Op::X86 { name } => match name.as_str() {
+        Op::Instr { name } => match name.as_str() {
             "x" => 8.0,
             "a2" | "b2" => 6.0,
             _ => 1.0,
@@ -119,7 +119,7 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     // instance whose right side matches there and whose left side's root
     // op is in the same e-class.
     for (n, p) in s.dag.iter().zip(&s.provenance) {
-        if let Op::X86 { name } = &n.op {
+        if let Op::Instr { name } = &n.op {
             assert!(!p.is_empty(), "{name} has no rule");
             for r in p {
                 assert!(s.rules.instances.iter().any(|i| &i.name == r && i.verdict.label() == "proved"), "{r}");
@@ -143,7 +143,7 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
     // The structured DAG the emitter will lower: the root's node and its
     // operands, each distinct node once.
     let n = &s.dag[madd.node];
-    assert_eq!(n.op, Op::X86 { name: "_mm256_madd_epi16".into() });
+    assert_eq!(n.op, Op::Instr { name: "_mm256_madd_epi16".into() });
     assert!(n.kids.iter().all(|&k| matches!(s.dag[k].op, Op::Leaf { bits: 256, .. })));
     // Each leaf maps back to the Stmt expression an emitter lowers.
     let Op::Leaf { text, .. } = &s.dag[n.kids[0]].op else { unreachable!() };
@@ -244,7 +244,7 @@ fn avx512_benchmark_degrades_to_verified_rules_only() {
     eprintln!("{}", s.explain());
     let t = target();
     for c in &s.chosen {
-        let (_, sem) = t.x86.get(&c.instruction).expect("a spec");
+        let (_, sem) = t.instrs.get(&c.instruction).expect("a spec");
         assert!(t.status.verified(&c.instruction, sem).is_ok(), "{} is not verified here", c.instruction);
     }
     for e in &s.rules.unverified_spec {
@@ -330,7 +330,7 @@ fn every_benchmark_selects_with_one_rule_book() {
         let m = parse_module(&f.display().to_string(), &std::fs::read_to_string(f).expect("read")).expect("parses");
         let s = misaal_compiler::isel::select_module_with(t, &book, &m, &o).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         for c in &s.chosen {
-            let (_, sem) = t.x86.get(&c.instruction).expect("a spec");
+            let (_, sem) = t.instrs.get(&c.instruction).expect("a spec");
             assert!(t.status.verified(&c.instruction, sem).is_ok(), "{}: {} is not verified here", f.display(), c.instruction);
         }
         if f.ends_with("l2norm.stmt") || f.ends_with("matmul_b2.stmt") {
@@ -361,13 +361,13 @@ fn measured_costs_replace_spec_cost_lines() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let csv = dir.join("x86.csv");
     std::fs::write(&csv, "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method\n_mm256_avg_epu8,vpavgb,1.0,0.33,1,\"AMD EPYC, this machine\",chain\n").expect("write");
-    let m = extract::CostModel::load(&t.x86, Some(&csv));
+    let m = extract::CostModel::load(&t.instrs, Some(&csv));
     assert!(m.measured_table);
     assert_eq!(m.instr("_mm256_avg_epu8"), (0.33, extract::CostSource::Measured));
     let (c, src) = m.instr("_mm256_madd_epi16");
     assert_eq!(src, extract::CostSource::SpecLine, "no measured row: the spec's cost line");
     assert!(c > 0.0);
-    let none = extract::CostModel::load(&t.x86, None);
+    let none = extract::CostModel::load(&t.instrs, None);
     assert!(!none.measured_table);
     assert_eq!(none.instr("_mm256_avg_epu8").1, extract::CostSource::SpecLine);
     let _ = std::fs::remove_dir_all(&dir);

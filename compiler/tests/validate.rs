@@ -35,8 +35,8 @@ fn selection() -> Selection {
 /// The selection with the `k`th x86 node named `to` instead.
 fn mutated(sel: &Selection, from: &str, to: &str) -> Selection {
     let mut bad = sel.clone();
-    let n = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::X86 { name } if name == from)).unwrap_or_else(|| panic!("{from} is selected"));
-    n.op = Op::X86 { name: to.into() };
+    let n = bad.dag.iter_mut().find(|n| matches!(&n.op, Op::Instr { name } if name == from)).unwrap_or_else(|| panic!("{from} is selected"));
+    n.op = Op::Instr { name: to.into() };
     bad
 }
 
@@ -153,7 +153,7 @@ fn split_and_concat_are_validated_like_any_halide_op() {
     let split = |sel: &mut Selection, lo_first: bool| {
         let node = |op: Op, kids: Vec<usize>| Node { op, kids };
         let h = |name: &str, generics: &[i64]| Op::Halide { name: name.into(), generics: generics.to_vec() };
-        let add = Op::X86 { name: "_mm256_add_epi16".into() };
+        let add = Op::Instr { name: "_mm256_add_epi16".into() };
         sel.dag = vec![
             node(leaf_ops[0].clone(), vec![]),
             node(leaf_ops[1].clone(), vec![]),

@@ -34,7 +34,7 @@ fn tight() -> ValidateOptions {
 fn a_requantizing_kernel_is_proved_through_cut_points() {
     let sels = mul_selections();
     assert!(
-        sels.iter().any(|(_, s)| s.dag.iter().any(|n| matches!(&n.op, Op::X86 { name } if name == "_mm256_mul_epi32"))),
+        sels.iter().any(|(_, s)| s.dag.iter().any(|n| matches!(&n.op, Op::Instr { name } if name == "_mm256_mul_epi32"))),
         "mul selects vpmuldq (the requantize rule); otherwise this test checks nothing"
     );
     let r = validate_all(&sels, &tight());
@@ -61,9 +61,9 @@ fn a_wrong_shift_inside_the_requantize_is_still_a_mismatch() {
     let n = sels
         .iter_mut()
         .flat_map(|(_, s)| s.dag.iter_mut())
-        .find(|n| matches!(&n.op, Op::X86 { name } if name == "_mm256_srai_epi32"))
+        .find(|n| matches!(&n.op, Op::Instr { name } if name == "_mm256_srai_epi32"))
         .expect("the rounding shift uses vpsrad");
-    n.op = Op::X86 { name: "_mm256_srli_epi32".into() };
+    n.op = Op::Instr { name: "_mm256_srli_epi32".into() };
     let r = validate_all(&sels, &tight());
     eprint!("{}", r.summary());
     assert_eq!(r.mismatches.len(), 1, "{}", r.summary());

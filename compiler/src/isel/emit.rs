@@ -7,9 +7,12 @@
 //!
 //! For every vector `let` and store the encoder made a root of (met in the
 //! same Stmt order), the root's extracted DAG is lowered children first:
-//! - x86 nodes are intrinsic calls by name on `__m128i`/`__m256i` values
-//!   (the spec's operand widths); an `immN` operand is the constant itself,
-//!   a vector operand that is a constant is `_mm{,256}_set1_epi*`;
+//! - target instruction nodes are intrinsic calls by name on registers
+//!   (the spec's operand widths) written in the target's C dialect
+//!   ([`crate::isel::dialect`]: x86 `__m128i`/`__m256i`, NEON
+//!   `uint8x16_t` with `vreinterpret` casts at each call); an `immN`
+//!   operand is the constant itself, a vector operand that is a constant
+//!   is a splat (`_mm{,256}_set1_epi*`, `vdupq_n_*`);
 //! - leaves are the Stmt expressions they name: a dense load (a ramp of
 //!   stride 1, no predicate, 128 or 256 bits) is one unaligned vector load,
 //!   anything else is lowered naively into its lane array and loaded;
@@ -29,6 +32,7 @@
 //! here fails the compile because a rule is missing.
 
 use super::{CompileError, Emitter, R, ctype};
+use crate::isel::dialect::{Arg, Dialect, Ret};
 use crate::isel::encode::Op;
 use crate::isel::rules::RuleBook;
 use crate::isel::{Options, Selection, Target};
@@ -63,6 +67,8 @@ pub struct IselReport {
     pub selections: Vec<(String, Selection)>,
     /// The CPUID features instructions were chosen for.
     pub features: Option<crate::isel::features::CpuFeatures>,
+    /// The `#include` lines of the target's intrinsics (its C dialect).
+    pub header: String,
 }
 
 impl IselReport {
@@ -117,6 +123,7 @@ impl IselReport {
 /// Selection state for one module's emission.
 pub(super) struct State {
     target: Target,
+    dialect: Box<dyn Dialect>,
     book: RuleBook,
     opts: Options,
     sel: Option<Selection>,
@@ -130,11 +137,14 @@ pub(super) struct State {
 }
 
 impl State {
-    pub fn new(opts: &Options) -> R<State> {
-        let target = Target::x86().map_err(CompileError::new)?;
+    /// For a module whose header says `target=module_target` (its
+    /// architecture picks the ISA, specs, rules and C dialect).
+    pub fn new(opts: &Options, module_target: &str) -> R<State> {
+        let target = Target::for_halide_target(module_target).map_err(CompileError::new)?;
+        let dialect = crate::isel::dialect::for_isa(target.isa).map_err(CompileError::new)?;
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
-        let report = IselReport { features: opts.features.clone(), ..IselReport::default() };
-        Ok(State { target, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
+        let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), ..IselReport::default() };
+        Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
     }
 
     /// Selects instructions for one function, before it is emitted.
@@ -203,17 +213,6 @@ fn sen(s: i64, e: i64, n: i64) -> Type {
     t.with_lanes(n as u32)
 }
 
-fn reg_type(bits: u32) -> R<&'static str> {
-    match bits {
-        128 => Ok("__m128i"),
-        256 => Ok("__m256i"),
-        b => Err(CompileError::unsupported(format!("a {b}-bit register (AVX2 has 128 and 256)"))),
-    }
-}
-
-fn prefix(bits: u32) -> &'static str {
-    if bits == 128 { "_mm" } else { "_mm256" }
-}
 
 /// The literal of constant `value` (modulo 2^bits) as an expression of scalar type `t`.
 fn literal(t: Type, bits: i64, value: i64) -> Expr {
@@ -234,17 +233,6 @@ fn dense_load(e: &Expr) -> Option<(&str, &Expr)> {
     (one && base.ty.lanes == 1 && e.ty.is_int_or_uint()).then_some((name.as_str(), base))
 }
 
-/// The `set1` suffix and argument C type for `bits`-bit elements.
-fn set1_suffix(bits: i64) -> R<(&'static str, &'static str)> {
-    Ok(match bits {
-        8 => ("epi8", "char"),
-        16 => ("epi16", "short"),
-        32 => ("epi32", "int"),
-        64 => ("epi64x", "long long"),
-        _ => return Err(CompileError::unsupported(format!("a {bits}-bit element in a register"))),
-    })
-}
-
 /// `e` as an operand of type `t`: itself, or reinterpreted from a type of
 /// the same lanes and width.
 fn fit(e: Expr, t: Type, user: &str) -> R<Expr> {
@@ -260,6 +248,49 @@ fn fit(e: Expr, t: Type, user: &str) -> R<Expr> {
 impl Emitter<'_> {
     fn isel(&mut self) -> &mut State {
         self.g.isel.as_mut().expect("isel is on")
+    }
+
+    fn dialect(&mut self) -> &dyn Dialect {
+        &*self.isel().dialect
+    }
+
+    fn reg_type(&mut self, bits: u32) -> R<String> {
+        self.dialect().reg_type(bits).map_err(CompileError::unsupported)
+    }
+
+    /// Declares `{type} {r} = {load};` of a register of `bits` from `ptr` (counted).
+    fn load_reg(&mut self, bits: u32, ptr: &str) -> R<String> {
+        let rt = self.reg_type(bits)?;
+        let (e, f) = self.dialect().load(bits, ptr).map_err(CompileError::unsupported)?;
+        let r = self.fresh("r");
+        self.line(&format!("{rt} {r} = {e};"));
+        self.count(&f);
+        Ok(r)
+    }
+
+    /// Stores register `reg` of `bits` to `ptr` (counted).
+    fn store_reg(&mut self, bits: u32, ptr: &str, reg: &str) -> R<()> {
+        let (st, f) = self.dialect().store(bits, ptr, reg).map_err(CompileError::unsupported)?;
+        self.line(&st);
+        self.count(&f);
+        Ok(())
+    }
+
+    /// Declares a register of `bits` whose `elem`-bit lanes are all `v`
+    /// (a constant or a scalar C expression), counted.
+    fn splat_reg(&mut self, bits: u32, elem: u32, v: Val) -> R<String> {
+        let rt = self.reg_type(bits)?;
+        let ct = self.dialect().scalar_type(elem).map_err(CompileError::unsupported)?;
+        let arg = match v {
+            Val::Const(_, value) => format!("({ct}){value}LL"),
+            Val::Scalar(c) => format!("({ct})({c})"),
+            other => return Err(CompileError::unsupported(format!("a broadcast of {other:?}"))),
+        };
+        let (e, f) = self.dialect().splat(bits, elem, &arg).map_err(CompileError::unsupported)?;
+        let r = self.fresh("r");
+        self.line(&format!("{rt} {r} = {e};"));
+        self.count(&f);
+        Ok(r)
     }
 
     fn count(&mut self, name: &str) {
@@ -479,11 +510,10 @@ impl Emitter<'_> {
                 && ty.total_bits() == bits as u64 * regs.len() as u64
             {
                 let b = s.hoist_addr(base)?;
-                let f = format!("{}_storeu_si{bits}", prefix(bits));
                 let lanes_per = bits as u64 / ty.bits as u64;
                 for (k, r) in regs.iter().enumerate() {
-                    s.line(&format!("{f}(({} *)(({} *){p} + (int64_t)({b}) + {}), {r});", reg_type(bits)?, ctype(ty.element())?, k as u64 * lanes_per));
-                    s.count(&f);
+                    let at = format!("(({} *){p} + (int64_t)({b}) + {})", ctype(ty.element())?, k as u64 * lanes_per);
+                    s.store_reg(bits, &at, r)?;
                 }
                 return Ok(StoreHook::Done);
             }
@@ -547,21 +577,12 @@ impl Emitter<'_> {
                 let e = self.leaf_expr(text)?;
                 self.leaf_val(&e)
             }
-            Op::X86 { name } => self.x86_call(name, &node.kids, memo),
+            Op::Instr { name } => self.instr_call(name, &node.kids, memo),
             Op::Halide { name, generics } if self.isel().sel.as_ref().is_some_and(|s| s.glue.get(n) == Some(&true)) => self.glue_val(name, generics, &node.kids, memo),
-            Op::Halide { name, generics } if name == "broadcast" && matches!(generics[..], [_, 8 | 16 | 32 | 64, _]) && matches!(generics[1] * generics[2], 128 | 256) => {
-                // A broadcast of a constant or a scalar is one set1.
+            Op::Halide { name, generics } if name == "broadcast" && matches!(generics[..], [_, 8 | 16 | 32 | 64, _]) && self.reg_type((generics[1] * generics[2]) as u32).is_ok() => {
+                // A broadcast of a constant or a scalar is one splat.
                 let (bits, v) = ((generics[1] * generics[2]) as u32, self.node_val(node.kids[0], memo)?);
-                let (rt, f) = (reg_type(bits)?, format!("{}_set1_{}", prefix(bits), set1_suffix(generics[1])?.0));
-                let ct = set1_suffix(generics[1])?.1;
-                let arg = match v {
-                    Val::Const(_, value) => format!("({ct}){value}LL"),
-                    Val::Scalar(c) => format!("({ct})({c})"),
-                    other => return Err(CompileError::unsupported(format!("a broadcast of {other:?}"))),
-                };
-                let r = self.fresh("r");
-                self.line(&format!("{rt} {r} = {f}({arg});"));
-                self.count(&f);
+                let r = self.splat_reg(bits, generics[1] as u32, v)?;
                 Ok(Val::Reg(r, bits))
             }
             Op::Halide { name, generics } => {
@@ -582,13 +603,13 @@ impl Emitter<'_> {
             return Ok(Val::Scalar(self.hoist(e)?));
         }
         let bits = e.ty.total_bits() as u32;
-        let reg = crate::isel::extract::REGISTER_BITS as u32;
+        let reg = self.isel().target.register_bits as u32;
         // A dense load wider than a register (a 64-lane u8 `let`) is loaded
         // as registers too: copying it through a lane array and reloading
         // it 32 bytes at a time stalls on store forwarding (median3x3 ran
         // at 0.36x of Halide that way).
         if let Some((buf, base)) = dense_load(e)
-            && (matches!(bits, 128 | 256) || bits % reg == 0)
+            && (self.reg_type(bits).is_ok() || bits % reg == 0)
         {
             let p = self.host(buf)?;
             let b = self.hoist_addr(base)?;
@@ -600,27 +621,14 @@ impl Emitter<'_> {
 
     /// `v` in a `bits`-wide register.
     fn in_reg(&mut self, v: Val, bits: u32) -> R<String> {
-        let rt = reg_type(bits)?;
+        self.reg_type(bits)?;
         match v {
             Val::Reg(r, b) if b == bits => Ok(r),
             Val::Reg(_, b) => Err(CompileError::new(format!("a {b}-bit register where {bits} bits are expected"))),
             Val::Regs(rs, b) => Err(CompileError::unsupported(format!("{} {b}-bit registers where one of {bits} bits is expected", rs.len()))),
-            Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => {
-                let f = format!("{}_loadu_si{bits}", prefix(bits));
-                let r = self.fresh("r");
-                self.line(&format!("{rt} {r} = {f}((const {rt} *){a});"));
-                self.count(&f);
-                Ok(r)
-            }
+            Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => self.load_reg(bits, &a),
             Val::Arr(_, t) => Err(CompileError::unsupported(format!("a {t} value in a {bits}-bit register"))),
-            Val::Const(cb, value) => {
-                let (suffix, ct) = set1_suffix(cb)?;
-                let f = format!("{}_set1_{suffix}", prefix(bits));
-                let r = self.fresh("r");
-                self.line(&format!("{rt} {r} = {f}(({ct}){value}LL);"));
-                self.count(&f);
-                Ok(r)
-            }
+            Val::Const(cb, value) => self.splat_reg(bits, cb as u32, Val::Const(cb, value)),
             Val::Scalar(_) => Err(CompileError::unsupported("a scalar operand of a vector instruction")),
         }
     }
@@ -638,18 +646,16 @@ impl Emitter<'_> {
             }
             Val::Reg(r, bits) if t.total_bits() == bits as u64 && !t.is_bool() => {
                 let out = self.fresh("v");
-                let f = format!("{}_storeu_si{bits}", prefix(bits));
-                self.line(&format!("{ct} {out}[{n}]; {f}(({} *){out}, {r});", reg_type(bits)?));
+                let (st, f) = self.dialect().store(bits, &out, &r).map_err(CompileError::unsupported)?;
+                self.line(&format!("{ct} {out}[{n}]; {st}"));
                 self.count(&f);
                 Ok(out)
             }
             Val::Regs(rs, bits) if t.total_bits() == bits as u64 * rs.len() as u64 && !t.is_bool() => {
                 let out = self.fresh("v");
-                let f = format!("{}_storeu_si{bits}", prefix(bits));
                 self.line(&format!("{ct} {out}[{n}];"));
                 for (k, r) in rs.iter().enumerate() {
-                    self.line(&format!("{f}(({} *)((char *){out} + {}), {r});", reg_type(bits)?, k as u32 * bits / 8));
-                    self.count(&f);
+                    self.store_reg(bits, &format!("((char *){out} + {})", k as u32 * bits / 8), r)?;
                 }
                 Ok(out)
             }
@@ -725,13 +731,10 @@ impl Emitter<'_> {
     /// `bits` bits from the address `at` (a C expression of a byte
     /// pointer), as one register or several of at most 256 bits.
     fn load_pieces(&mut self, at: &str, bits: u32) -> R<Val> {
-        let w = bits.min(crate::isel::extract::REGISTER_BITS as u32);
-        let (rt, f) = (reg_type(w)?, format!("{}_loadu_si{w}", prefix(w)));
+        let w = bits.min(self.isel().target.register_bits as u32);
         let mut regs = Vec::new();
         for k in 0..bits / w {
-            let r = self.fresh("r");
-            self.line(&format!("{rt} {r} = {f}((const {rt} *)({at} + {}));", k * w / 8));
-            self.count(&f);
+            let r = self.load_reg(w, &format!("({at} + {})", k * w / 8))?;
             regs.push(r);
         }
         Ok(if regs.len() == 1 { Val::Reg(regs.remove(0), w) } else { Val::Regs(regs, w) })
@@ -750,49 +753,48 @@ impl Emitter<'_> {
             let mut pick: Vec<String> = rs[(start / w) as usize..((start + piece) / w) as usize].to_vec();
             return Ok(if pick.len() == 1 { Val::Reg(pick.remove(0), w) } else { Val::Regs(pick, w) });
         }
-        if w == 256 && piece == 128 && start % 128 == 0 {
-            // A 128-bit half of a register (a slice out of a load that a
-            // `let` holds in registers): vextracti128, as the proved rules
-            // x86.extract-lo128 / x86.extract-hi128 lower that slice.
-            let (r, half) = (&rs[(start / w) as usize], (start % w) / 128);
-            let x = self.fresh("r");
-            self.line(&format!("__m128i {x} = _mm256_extracti128_si256({r}, {half});"));
-            self.count("_mm256_extracti128_si256");
-            return Ok(Val::Reg(x, 128));
+        if piece * 2 == w && start % piece == 0 {
+            // A half of a register (a slice out of a load that a `let`
+            // holds in registers), where the dialect has one instruction
+            // for it (x86 vextracti128, NEON vget_high).
+            let (r, hi) = (rs[(start / w) as usize].clone(), (start % w) / piece == 1);
+            if let Some((e, f)) = self.dialect().half(w, &r, hi) {
+                let rt = self.reg_type(piece)?;
+                let x = self.fresh("r");
+                self.line(&format!("{rt} {x} = {e};"));
+                self.count(&f);
+                return Ok(Val::Reg(x, piece));
+            }
         }
         let tmp = self.fresh("spill");
         self.line(&format!("uint8_t {tmp}[{}];", rs.len() as u32 * w / 8));
-        let f = format!("{}_storeu_si{w}", prefix(w));
         for (k, r) in rs.iter().enumerate() {
-            self.line(&format!("{f}(({} *)({tmp} + {}), {r});", reg_type(w)?, k as u32 * w / 8));
-            self.count(&f);
+            self.store_reg(w, &format!("({tmp} + {})", k as u32 * w / 8), r)?;
         }
         self.load_pieces(&format!("(const char *){tmp} + {}", start / 8), piece)
     }
 
-    /// An x86 node: its intrinsic called by name.
-    fn x86_call(&mut self, name: &str, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
-        let (instr, _) = self.isel().target.x86.get(name).ok_or_else(|| CompileError::new(format!("no spec for `{name}`")))?;
+    /// A target instruction node: its intrinsic called by name, in the
+    /// target's C dialect.
+    fn instr_call(&mut self, name: &str, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        let (instr, _) = self.isel().target.instrs.get(name).ok_or_else(|| CompileError::new(format!("no spec for `{name}`")))?;
         let (params, ret): (Vec<Ty>, Ty) = (instr.params.iter().map(|p| p.ty).collect(), instr.ret);
         if params.len() != kids.len() {
             return Err(CompileError::new(format!("`{name}` takes {} operands, the DAG gives {}", params.len(), kids.len())));
         }
         let mut args = Vec::new();
-        for (ty, &k) in params.iter().zip(kids) {
-            let v = self.node_val(k, memo)?;
+        for (k, (ty, &kid)) in params.iter().zip(kids).enumerate() {
+            let v = self.node_val(kid, memo)?;
             args.push(match ty {
                 // A scalar operand (set1's): the C value, cast to its width.
-                Ty::Bv(w) if *w <= 64 => {
-                    let ct = set1_suffix(*w as i64)?.1;
-                    match v {
-                        Val::Const(_, value) => format!("({ct}){value}LL"),
-                        Val::Scalar(c) => format!("({ct})({c})"),
-                        other => return Err(CompileError::unsupported(format!("{other:?} as a {w}-bit scalar operand of `{name}`"))),
-                    }
-                }
-                Ty::Bv(w) => self.in_reg(v, *w)?,
+                Ty::Bv(w) if !self.dialect().register_operand(name, Some(k), *w) => match v {
+                    Val::Const(_, value) => Arg::ScalarConst { value, bits: *w },
+                    Val::Scalar(c) => Arg::Scalar { expr: c, bits: *w },
+                    other => return Err(CompileError::unsupported(format!("{other:?} as a {w}-bit scalar operand of `{name}`"))),
+                },
+                Ty::Bv(w) => Arg::Reg(self.in_reg(v, *w)?, *w),
                 Ty::Imm(_) => match v {
-                    Val::Const(_, value) => format!("{value}"),
+                    Val::Const(_, value) => Arg::Imm(value),
                     _ => {
                         return Err(CompileError::unsupported(format!("a non-constant immediate of `{name}`")));
                     }
@@ -805,19 +807,14 @@ impl Emitter<'_> {
         let Ty::Bv(bits) = ret else {
             return Err(CompileError::unsupported(format!("`{name}` returns {ret}")));
         };
-        if bits <= 64 {
-            // A scalar result (`_mm_extract_epi32`): a C integer of its width.
-            let ct = set1_suffix(bits as i64)?.1;
-            let s = self.fresh("s");
-            self.line(&format!("{ct} {s} = {name}({});", args.join(", ")));
-            self.count(name);
-            return Ok(Val::Scalar(s));
-        }
-        let rt = reg_type(bits)?;
-        let r = self.fresh("r");
-        self.line(&format!("{rt} {r} = {name}({});", args.join(", ")));
+        // A scalar result (`_mm_extract_epi32`, `vaddvq_u32`): a C integer of its width.
+        let scalar = !self.dialect().register_operand(name, None, bits);
+        let r = if scalar { Ret::Scalar(bits) } else { Ret::Reg(bits) };
+        let call = self.dialect().call(name, &args, &params, r).map_err(CompileError::unsupported)?;
+        let v = self.fresh(if scalar { "s" } else { "r" });
+        self.line(&format!("{} {v} = {};", call.ctype, call.expr));
         self.count(name);
-        Ok(Val::Reg(r, bits))
+        Ok(if scalar { Val::Scalar(v) } else { Val::Reg(v, bits) })
     }
 
     /// A Halide node: rebuilt as a Stmt expression over its operands (Halide

@@ -41,7 +41,7 @@ pub const CONST: &str = "Const";
 pub fn halide_ctor(op: &str) -> String {
     format!("h.{op}")
 }
-pub fn x86_ctor(name: &str) -> String {
+pub fn instr_ctor(name: &str) -> String {
     format!("x.{name}")
 }
 
@@ -49,7 +49,8 @@ pub fn x86_ctor(name: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
     Halide { name: String, generics: Vec<i64> },
-    X86 { name: String },
+    /// A target instruction (x86, ARM or HVX spec), by its intrinsic name.
+    Instr { name: String },
     Leaf { text: String, bits: i64 },
     Const { bits: i64, value: i64 },
 }
@@ -59,7 +60,7 @@ impl Op {
     pub fn ctor(&self) -> String {
         match self {
             Op::Halide { name, .. } => halide_ctor(name),
-            Op::X86 { name } => x86_ctor(name),
+            Op::Instr { name } => instr_ctor(name),
             Op::Leaf { .. } => LEAF.into(),
             Op::Const { .. } => CONST.into(),
         }
@@ -73,7 +74,7 @@ impl std::fmt::Display for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Op::Halide { name, generics } => write!(f, "{name}<{}>", generics.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(", ")),
-            Op::X86 { name } => write!(f, "{name}"),
+            Op::Instr { name } => write!(f, "{name}"),
             Op::Leaf { text, bits } => write!(f, "leaf[{bits}]({text})"),
             Op::Const { bits, value } => write!(f, "const[{bits}]({value})"),
         }
@@ -382,7 +383,7 @@ pub fn declarations(halide: &SpecLibrary) -> String {
 fn row<'a, 'db: 'a>(st: &impl Core<'a, 'db>, op: &Op, kids: impl Iterator<Item = Value>) -> Vec<Value> {
     let mut v: Vec<Value> = match op {
         Op::Halide { generics, .. } => generics.iter().map(|g| st.base_to_value(*g)).collect(),
-        Op::X86 { .. } => vec![],
+        Op::Instr { .. } => vec![],
         Op::Leaf { text, bits } => vec![st.base_to_value(egglog::sort::S::new(text.clone())), st.base_to_value(*bits)],
         Op::Const { bits, value } => vec![st.base_to_value(*bits), st.base_to_value(*value)],
     };

@@ -26,7 +26,7 @@ use std::rc::Rc;
 #[derive(Clone, Debug)]
 pub enum Layout {
     Halide { name: String, generics: usize },
-    X86 { name: String },
+    Instr { name: String },
     Leaf,
     Const,
 }
@@ -93,7 +93,7 @@ impl Graph {
                         let c = n.children;
                         let (op, kids) = match layout {
                             Layout::Halide { name, generics } => (Op::Halide { name: name.clone(), generics: c[..*generics].iter().map(|v| rs.value_to_base::<i64>(*v)).collect() }, &c[*generics..]),
-                            Layout::X86 { name } => (Op::X86 { name: name.clone() }, c),
+                            Layout::Instr { name } => (Op::Instr { name: name.clone() }, c),
                             Layout::Leaf => (Op::Leaf { text: rs.value_to_base::<egglog::sort::S>(c[0]).0.clone(), bits: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
                             Layout::Const => (Op::Const { bits: rs.value_to_base::<i64>(c[0]), value: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
                         };
@@ -110,11 +110,11 @@ impl Graph {
         Ok(g)
     }
 
-    /// Marks legalization glue (see [`glue_shape`]): a slice of 128 bits is
-    /// free only out of a leaf (a load or a lane array, read at an offset);
-    /// out of a 256-bit register it takes an instruction, which a proved
-    /// rule must supply.
-    pub fn mark_glue(&mut self) {
+    /// Marks legalization glue (see [`glue_shape`]) for registers of
+    /// `register_bits`: a slice of half a register is free only out of a
+    /// leaf (a load or a lane array, read at an offset); out of a register
+    /// it takes an instruction, which a proved rule must supply.
+    pub fn mark_glue(&mut self, register_bits: i64) {
         // A class is leafy if it holds a leaf, or a slice of a leafy class
         // (a half of a half of a load is still read straight from memory).
         let mut leafy = vec![false; self.classes];
@@ -124,7 +124,7 @@ impl Graph {
             for n in &self.nodes {
                 let is = match &n.op {
                     Op::Leaf { .. } => true,
-                    op @ Op::Halide { .. } => glue_shape(op).is_some() && n.kids.len() == 1 && leafy[n.kids[0]],
+                    op @ Op::Halide { .. } => glue_shape(op, register_bits).is_some() && n.kids.len() == 1 && leafy[n.kids[0]],
                     _ => false,
                 };
                 if is && !leafy[n.class] {
@@ -134,7 +134,7 @@ impl Graph {
             }
         }
         for n in &mut self.nodes {
-            n.glue = match glue_shape(&n.op) {
+            n.glue = match glue_shape(&n.op, register_bits) {
                 Some(Glue::Free) => true,
                 Some(Glue::FromLeaf) => leafy[n.kids[0]],
                 None => false,
@@ -142,22 +142,23 @@ impl Graph {
         }
     }
 
-    /// The constructors and layouts of [`super::encode::declarations`] plus the given x86 instructions.
-    pub fn layouts(halide: &SpecLibrary, x86: impl IntoIterator<Item = String>) -> Vec<(String, Layout)> {
+    /// The constructors and layouts of [`super::encode::declarations`] plus the given target instructions.
+    pub fn layouts(halide: &SpecLibrary, instrs: impl IntoIterator<Item = String>) -> Vec<(String, Layout)> {
         let mut v = vec![(LEAF.to_string(), Layout::Leaf), (CONST.to_string(), Layout::Const)];
         for name in halide.generic_names() {
             let g = halide.generic(name).expect("listed");
             v.push((super::encode::halide_ctor(name), Layout::Halide { name: name.to_string(), generics: g.generics.len() }));
         }
-        for name in x86 {
-            v.push((super::encode::x86_ctor(&name), Layout::X86 { name }));
+        for name in instrs {
+            v.push((super::encode::instr_ctor(&name), Layout::Instr { name }));
         }
         v
     }
 }
 
-/// Vector registers are at most this wide on the target (AVX2). A value
-/// wider than that is held as several registers, low lanes first.
+/// x86 vector registers are at most this wide here (AVX2); each target
+/// says its own in [`super::Target::register_bits`]. A value wider than
+/// that is held as several registers, low lanes first.
 pub const REGISTER_BITS: i64 = 256;
 
 /// How a slice or concat regroups registers.
@@ -169,24 +170,25 @@ pub enum Glue {
     FromLeaf,
 }
 
-/// Whether `op` is a slice or concat on register boundaries:
-/// - `slice<S,E,N,M,B,1>` whose piece (N*E bits) is 128 or a multiple of
-///   [`REGISTER_BITS`], starting on a multiple of the piece;
+/// Whether `op` is a slice or concat on the boundaries of registers of
+/// `register_bits` (256 on AVX2, 128 on NEON):
+/// - `slice<S,E,N,M,B,1>` whose piece (N*E bits) is half a register or a
+///   multiple of a register, starting on a multiple of the piece;
 /// - `concat<S,E,N,N>` of two halves that are whole registers.
-pub fn glue_shape(op: &Op) -> Option<Glue> {
+pub fn glue_shape(op: &Op, register_bits: i64) -> Option<Glue> {
     let Op::Halide { name, generics: g } = op else { return None };
     match (name.as_str(), &g[..]) {
         ("slice", &[_, e, n, m, b, 1]) if e >= 8 && b >= 0 && b + n <= m => {
             let piece = n * e;
-            if piece % REGISTER_BITS == 0 && (b * e) % piece == 0 {
+            if piece % register_bits == 0 && (b * e) % piece == 0 {
                 Some(Glue::Free)
-            } else if piece == 128 && (b * e) % 128 == 0 {
+            } else if piece == register_bits / 2 && (b * e) % piece == 0 {
                 Some(Glue::FromLeaf)
             } else {
                 None
             }
         }
-        ("concat", &[_, e, n, m]) if e >= 8 && n == m && (n * e) % REGISTER_BITS == 0 => Some(Glue::Free),
+        ("concat", &[_, e, n, m]) if e >= 8 && n == m && (n * e) % register_bits == 0 => Some(Glue::Free),
         _ => None,
     }
 }
@@ -212,7 +214,13 @@ pub struct CostModel {
 
 /// `isa/costs/x86.csv` in this repository.
 pub fn bundled_cost_table() -> std::path::PathBuf {
-    misaal_isa::bundled_spec_dir("x86").join("../../costs/x86.csv")
+    bundled_cost_table_for("x86")
+}
+
+/// `isa/costs/<isa>.csv` in this repository (it may not exist: then the
+/// specs' cost lines are the costs).
+pub fn bundled_cost_table_for(isa: &str) -> std::path::PathBuf {
+    misaal_isa::bundled_spec_dir(isa).join(format!("../../costs/{isa}.csv"))
 }
 
 impl CostModel {
@@ -258,7 +266,7 @@ impl CostModel {
 
     pub fn node(&self, op: &Op) -> f64 {
         match op {
-            Op::X86 { name } => self.instr(name).0,
+            Op::Instr { name } => self.instr(name).0,
             Op::Halide { .. } => self.naive,
             Op::Leaf { .. } | Op::Const { .. } => 0.0,
         }
@@ -398,7 +406,7 @@ impl Extraction {
                 Op::Halide { .. } => format!("naive:{}", n.op),
                 Op::Leaf { text, .. } => return format!("{{{text}}}"),
                 Op::Const { value, .. } => return value.to_string(),
-                Op::X86 { name } => name.clone(),
+                Op::Instr { name } => name.clone(),
             };
             let kids: Vec<String> = n.kids.iter().map(|&k| go(x, g, k, depth + 1)).collect();
             if kids.is_empty() { format!("({head})") } else { format!("({head} {})", kids.join(" ")) }

@@ -1,10 +1,15 @@
-//! Which x86 instructions a compile may emit: the CPUID features of the
-//! target, read from the Stmt header (`module name=..., target=...`) or
-//! given with `--target-features`, with Halide's meaning of its feature
-//! names (`Target::Feature`, completed as `CodeGen_X86` completes them:
-//! each AVX-512 level implies the ones below it, AVX-512 implies AVX2,
-//! AVX2 implies AVX, AVX implies SSE4.1). Code compiled for Skylake then
-//! never contains a VNNI instruction, whatever this machine has.
+//! Which instructions a compile may emit: the CPU features of the target,
+//! read from the Stmt header (`module name=..., target=...`) or given with
+//! `--target-features`, with Halide's meaning of its feature names
+//! (`Target::Feature`). On x86 they are completed as `CodeGen_X86`
+//! completes them: each AVX-512 level implies the ones below it, AVX-512
+//! implies AVX2, AVX2 implies AVX, AVX implies SSE4.1. Code compiled for
+//! Skylake then never contains a VNNI instruction, whatever this machine
+//! has. On ARM every AArch64 target has `neon` (unless `no_neon`),
+//! `arm_dot_prod` adds `dotprod` (sdot/udot), `arm_fp16` `fp16`, and
+//! `armv81a` and later add `rdm` (sqrdmlah). On Hexagon `hvx` is HVX v60
+//! and `hvx_v62`... add the later versions. The names on the right are the
+//! ones the specs' header lines use (isa's TARGET_FEATURES table).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -36,6 +41,43 @@ const HALIDE_FEATURES: &[(&str, &[&str], &[&str])] = &[
     ("avxvnni", &[], &["avxvnni"]),
 ];
 
+/// ARM: Halide feature -> (implied Halide features, spec features added).
+const ARM_FEATURES: &[(&str, &[&str], &[&str])] = &[
+    ("arm_dot_prod", &[], &["dotprod"]),
+    ("arm_fp16", &[], &["fp16"]),
+    ("armv81a", &[], &["rdm"]),
+    ("armv82a", &["armv81a"], &[]),
+    ("armv83a", &["armv82a"], &[]),
+    ("armv84a", &["armv83a"], &[]),
+    ("armv85a", &["armv84a"], &[]),
+    ("armv86a", &["armv85a"], &[]),
+    ("armv87a", &["armv86a"], &[]),
+    ("armv88a", &["armv87a"], &[]),
+    ("armv89a", &["armv88a"], &[]),
+    ("no_neon", &[], &[]),
+];
+
+/// Hexagon: Halide feature -> (implied Halide features, spec features added).
+const HVX_FEATURES: &[(&str, &[&str], &[&str])] = &[
+    ("hvx", &[], &["hvxv60"]),
+    ("hvx_128", &["hvx"], &[]),
+    ("hvx_v62", &["hvx"], &["hvxv62"]),
+    ("hvx_v65", &["hvx_v62"], &["hvxv65"]),
+    ("hvx_v66", &["hvx_v65"], &["hvxv66"]),
+    ("hvx_v68", &["hvx_v66"], &["hvxv67", "hvxv68"]),
+];
+
+/// The feature table of an ISA (`x86`, `arm`, `hvx`) and the spec
+/// features every target of it has.
+fn table(isa: &str) -> Result<(&'static [(&'static str, &'static [&'static str], &'static [&'static str])], &'static [&'static str]), String> {
+    match isa {
+        "x86" => Ok((HALIDE_FEATURES, &["sse", "sse2"])),
+        "arm" => Ok((ARM_FEATURES, &["neon"])),
+        "hvx" => Ok((HVX_FEATURES, &[])),
+        other => Err(format!("no feature table for ISA `{other}`")),
+    }
+}
+
 /// Target-string parts that say nothing about instructions.
 fn is_non_isa(part: &str) -> bool {
     matches!(part, "linux" | "osx" | "windows" | "android" | "ios" | "noos" | "64" | "32")
@@ -44,49 +86,62 @@ fn is_non_isa(part: &str) -> bool {
 }
 
 impl CpuFeatures {
-    /// A Halide target string, e.g. `x86-64-linux-avx512_skylake-no_runtime`.
-    /// Its architecture must be x86 (`x86-64`); `host` is refused (say
-    /// which features with `--target-features`).
+    /// A Halide target string, e.g. `x86-64-linux-avx512_skylake-no_runtime`
+    /// or `arm-64-linux-arm_dot_prod`; `host` is refused (say which
+    /// features with `--target-features`).
     pub fn from_halide_target(target: &str) -> Result<CpuFeatures, String> {
-        let parts: Vec<&str> = target.split('-').collect();
-        match parts.first() {
-            Some(&"x86") => {}
-            Some(&"host") => return Err(format!("target `{target}` names no features; give them with --target-features (e.g. avx2)")),
-            _ => return Err(format!("target `{target}` is not x86; give x86 features with --target-features to compile it for x86 anyway")),
+        if target.split('-').next() == Some("host") {
+            return Err(format!("target `{target}` names no features; give them with --target-features (e.g. avx2)"));
         }
-        Self::from_parts(target, &parts[1..])
+        let isa = super::isa_of_halide_target(target)?;
+        let parts: Vec<&str> = target.split('-').collect();
+        Self::from_parts(isa, target, &parts[1..])
     }
 
-    /// What a compile may use: the `--target-features` list when given,
-    /// else the module's own `target=`. Every front end decides it here.
+    /// What a compile may use: the `--target-features` list when given
+    /// (feature names of the module's ISA), else the module's own
+    /// `target=`. Every front end decides it here.
     pub fn for_module(flag: Option<&str>, module_target: &str) -> Result<CpuFeatures, String> {
         match flag {
-            Some(list) => Self::from_feature_list(list).map_err(|e| format!("--target-features: {e}")),
+            Some(list) => {
+                let isa = super::isa_of_halide_target(module_target).unwrap_or("x86");
+                Self::from_feature_list_for(isa, list).map_err(|e| format!("--target-features: {e}"))
+            }
             None => Self::from_halide_target(module_target),
         }
     }
 
-    /// Halide feature names separated by `-` or `,` (e.g. `avx2` or
-    /// `avx512_zen4`), or a whole x86 target string.
+    /// x86 Halide feature names separated by `-` or `,` (e.g. `avx2` or
+    /// `avx512_zen4`), or a whole target string.
     pub fn from_feature_list(list: &str) -> Result<CpuFeatures, String> {
-        if list.starts_with("x86-") {
+        Self::from_feature_list_for("x86", list)
+    }
+
+    /// [`Self::from_feature_list`] for an ISA's feature names
+    /// (`arm_dot_prod` on `arm`).
+    pub fn from_feature_list_for(isa: &str, list: &str) -> Result<CpuFeatures, String> {
+        if ["x86-", "arm-", "hexagon-", "host"].iter().any(|p| list.starts_with(p)) {
             return Self::from_halide_target(list);
         }
         let parts: Vec<&str> = list.split(['-', ',']).filter(|p| !p.is_empty()).collect();
-        Self::from_parts(list, &parts)
+        Self::from_parts(isa, list, &parts)
     }
 
-    fn from_parts(source: &str, parts: &[&str]) -> Result<CpuFeatures, String> {
-        let mut features: BTreeSet<String> = ["sse", "sse2"].iter().map(|s| s.to_string()).collect();
+    fn from_parts(isa: &str, source: &str, parts: &[&str]) -> Result<CpuFeatures, String> {
+        let (table, base) = table(isa)?;
+        let mut features: BTreeSet<String> = base.iter().map(|s| s.to_string()).collect();
         for part in parts {
             if is_non_isa(part) {
                 continue;
             }
-            if !HALIDE_FEATURES.iter().any(|(n, _, _)| n == part) {
-                let known: Vec<&str> = HALIDE_FEATURES.iter().map(|(n, _, _)| *n).collect();
-                return Err(format!("`{source}`: unknown x86 target feature `{part}` (known: {})", known.join(", ")));
+            if !table.iter().any(|(n, _, _)| n == part) {
+                let known: Vec<&str> = table.iter().map(|(n, _, _)| *n).collect();
+                return Err(format!("`{source}`: unknown {isa} target feature `{part}` (known: {})", known.join(", ")));
             }
-            add(part, &mut features);
+            add(table, part, &mut features);
+        }
+        if parts.contains(&"no_neon") {
+            features.remove("neon");
         }
         Ok(CpuFeatures { source: source.to_string(), features })
     }
@@ -102,10 +157,12 @@ impl CpuFeatures {
     }
 }
 
-fn add(halide: &str, out: &mut BTreeSet<String>) {
-    let Some((_, implies, cpuid)) = HALIDE_FEATURES.iter().find(|(n, _, _)| *n == halide) else { return };
+type Table = [(&'static str, &'static [&'static str], &'static [&'static str])];
+
+fn add(table: &Table, halide: &str, out: &mut BTreeSet<String>) {
+    let Some((_, implies, cpuid)) = table.iter().find(|(n, _, _)| *n == halide) else { return };
     for i in *implies {
-        add(i, out);
+        add(table, i, out);
     }
     out.extend(cpuid.iter().map(|s| s.to_string()));
 }
@@ -139,8 +196,22 @@ mod tests {
     }
 
     #[test]
+    fn arm_and_hvx_targets() {
+        let dot = "arm-64-linux-arm_dot_prod-no_runtime";
+        assert!(has(dot, "neon") && has(dot, "dotprod") && !has(dot, "rdm") && !has(dot, "i8mm"));
+        assert!(has("arm-64-linux", "neon") && !has("arm-64-linux", "dotprod"));
+        assert!(has("arm-64-linux-armv82a", "rdm"));
+        assert!(!has("arm-64-linux-no_neon", "neon"));
+        let hvx = "hexagon-32-noos-hvx-hvx_128";
+        assert!(has(hvx, "hvxv60") && !has(hvx, "hvxv62"));
+        assert!(has("hexagon-32-noos-hvx_128-hvx_v66", "hvxv65"));
+        assert!(CpuFeatures::from_feature_list_for("arm", "arm_dot_prod").unwrap().features.contains("dotprod"));
+    }
+
+    #[test]
     fn bad_targets_are_named() {
-        assert!(CpuFeatures::from_halide_target("arm-64-linux").unwrap_err().contains("not x86"));
+        assert!(CpuFeatures::from_halide_target("riscv-64-linux").unwrap_err().contains("none of x86-64"));
+        assert!(CpuFeatures::from_halide_target("arm-64-linux-avx2").unwrap_err().contains("unknown arm target feature `avx2`"));
         assert!(CpuFeatures::from_halide_target("x86-64-linux-avx3").unwrap_err().contains("unknown x86 target feature `avx3`"));
         assert!(CpuFeatures::from_feature_list("avx2,sse41").unwrap().features.contains("avx2"));
         assert!(CpuFeatures::from_feature_list("avx2").unwrap().allows(&["avx2".into()]));

@@ -20,6 +20,7 @@
 
 pub mod encode;
 pub mod extract;
+pub mod dialect;
 pub mod features;
 pub mod rules;
 pub mod schedule;
@@ -45,39 +46,80 @@ pub const EXACT_BUDGET: usize = 20_000;
 /// plain C operation, in cycles.
 pub const SCALAR_OP_COST: f64 = 1.0;
 
+/// The instruction sets the compiler selects for: each is a folder of
+/// specs under `isa/specs/` and a Halide architecture.
+pub const ISAS: &[&str] = &["x86", "arm", "hvx"];
+
+/// The ISA a Halide target string names by its architecture
+/// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`).
+pub fn isa_of_halide_target(target: &str) -> Result<&'static str, String> {
+    match target.split('-').next() {
+        Some("x86") => Ok("x86"),
+        Some("arm") => Ok("arm"),
+        Some("hexagon") => Ok("hvx"),
+        _ => Err(format!("target `{target}` is none of x86-64, arm-64, hexagon-32 (the ISAs misaal compiles for)")),
+    }
+}
+
 /// The target's libraries, loaded once and shared by every kernel.
 pub struct Target {
-    pub x86: SpecLibrary,
+    /// `x86`, `arm` or `hvx` (see [`ISAS`]): the spec folder, the rule
+    /// file's default name and the C dialect ([`dialect::for_isa`]).
+    pub isa: &'static str,
+    /// The target's instruction specs (bodies of unverified ones withheld).
+    pub instrs: SpecLibrary,
     pub halide: SpecLibrary,
     pub status: StatusTable,
     pub costs: CostModel,
     pub vector_widths: Vec<i128>,
+    /// The widest vector register: a value wider than this is held as
+    /// several registers, low lanes first (AVX2 256, NEON 128, HVX 1024).
+    pub register_bits: i64,
 }
 
 impl Target {
-    /// The bundled x86 specs, their `STATUS.tsv`, the Halide ops, and the
-    /// cost table (`isa/costs/x86.csv` if present, else spec cost lines).
+    /// The bundled x86 target.
     pub fn x86() -> Result<Target, String> {
-        let dir = misaal_isa::bundled_spec_dir("x86");
-        let mut x86 = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
+        Target::load("x86")
+    }
+
+    /// A bundled ISA: its specs, their `STATUS.tsv` (rules over a spec it
+    /// does not vouch for are never loaded), the Halide ops, and its cost
+    /// table (`isa/costs/<isa>.csv` if present, else spec cost lines).
+    pub fn load(isa: &str) -> Result<Target, String> {
+        let (isa, widths, register_bits): (&'static str, &[i128], i64) = match isa {
+            "x86" => ("x86", &misaal_rulesets::X86_VECTOR_WIDTHS, 256),
+            // NEON's D and Q registers.
+            "arm" => ("arm", &[64, 128], 128),
+            // An HVX vector (128-byte mode) and a vector pair.
+            "hvx" => ("hvx", &[1024, 2048], 1024),
+            other => return Err(format!("error: unknown target `{other}` (known: {})", ISAS.join(", "))),
+        };
+        let dir = misaal_isa::bundled_spec_dir(isa);
+        let mut instrs = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
         // Rules over unverified specs are never loaded: their bodies are not needed.
-        x86.withhold_bodies(|i| status.rows.get(&i.name).is_some_and(|r| r.status.is_verified()), "unverified here");
+        instrs.withhold_bodies(|i| status.rows.get(&i.name).is_some_and(|r| r.status.is_verified()), "unverified here");
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-        let costs = CostModel::load(&x86, Some(&extract::bundled_cost_table()));
-        Ok(Target { x86, halide, status, costs, vector_widths: misaal_rulesets::X86_VECTOR_WIDTHS.to_vec() })
+        let costs = CostModel::load(&instrs, Some(&extract::bundled_cost_table_for(isa)));
+        Ok(Target { isa, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
+    }
+
+    /// The target of a Stmt whose header says `target=`, or of `--target`.
+    pub fn for_halide_target(target: &str) -> Result<Target, String> {
+        Target::load(isa_of_halide_target(target)?)
     }
 
     pub fn rule_env(&self) -> RuleEnv<'_> {
-        RuleEnv { x86: &self.x86, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths }
+        RuleEnv { instrs: &self.instrs, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths }
     }
 }
 
 /// Where the rules come from and how hard to try.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// A rule file (`rulesets/x86.egg` by default).
-    pub rules: PathBuf,
+    /// A rule file; `None` is the target's bundled `rulesets/<isa>.egg`.
+    pub rules: Option<PathBuf>,
     /// Replaces the file's text (for tests and tools); `rules` still names it.
     pub rules_text: Option<String>,
     pub limits: Limits,
@@ -99,7 +141,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            rules: misaal_rulesets::bundled_ruleset("x86"),
+            rules: None,
             rules_text: None,
             limits: Limits::default(),
             verdict_cache: Some(default_verdict_cache()),
@@ -149,6 +191,8 @@ pub struct RootResult {
 /// Everything selection did for one kernel.
 #[derive(Clone, Debug)]
 pub struct Selection {
+    /// The ISA its instructions are from ([`Target::isa`]).
+    pub isa: &'static str,
     pub roots: Vec<RootResult>,
     /// The kernel's expressions as encoded from the Stmt, before rewriting
     /// (what translation validation compares [`Selection::dag`] against).
@@ -284,7 +328,7 @@ impl Selection {
         }
         s.push_str(&format!("DAG cost {:.2} (as trees {:.2}, {} extraction); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.extractor, self.fallback_count()));
         if self.chosen.iter().any(|c| c.cost_source != CostSource::Measured) {
-            s.push_str("costs: spec cost lines (approximate) where isa/costs/x86.csv has no measured row\n");
+            s.push_str("costs: spec cost lines (approximate) where the ISA's isa/costs/ table has no measured row\n");
         }
         for r in &self.roots {
             s.push_str(&format!("{}: {}\n", r.label, r.term));
@@ -296,11 +340,12 @@ impl Selection {
 /// The rule book of `opts`' rule file for `target`: build it once and pass
 /// it to the `_with` functions to select many kernels.
 pub fn rule_book(target: &Target, opts: &Options) -> Result<RuleBook, String> {
+    let path = opts.rules.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(target.isa));
     let text = match &opts.rules_text {
         Some(t) => t.clone(),
-        None => std::fs::read_to_string(&opts.rules).map_err(|e| format!("error: cannot read {}: {e}", opts.rules.display()))?,
+        None => std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?,
     };
-    RuleBook::new(&target.rule_env(), &opts.rules.display().to_string(), &text)
+    RuleBook::new(&target.rule_env(), &path.display().to_string(), &text)
 }
 
 /// Selects instructions for every vector `let` and store of `func`.
@@ -345,7 +390,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     };
     let loaded = book.load(&target.rule_env(), &dag.halide_heads(), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
-    egraph.parse_and_run_program(None, &rules::program(&loaded, &target.x86, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let rules_secs = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -354,7 +399,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
 
     let t = Instant::now();
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
-    graph.mark_glue();
+    graph.mark_glue(target.register_bits);
     let classes = encode::canonical_classes(&egraph, &dag);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     // A scalar Halide op is one C expression, like the Stmt's other scalar
@@ -383,7 +428,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
             _ if graph.nodes[n].glue => {}
             op @ Op::Halide { .. } if is_scalar(n) => *scalar_ops.entry(op.to_string()).or_default() += 1,
             op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
-            Op::X86 { name } => *used.entry(name.clone()).or_default() += 1,
+            Op::Instr { name } => *used.entry(name.clone()).or_default() += 1,
             _ => {}
         }
     }
@@ -408,7 +453,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         .into_iter()
         .map(|(name, count)| {
             let (cost, cost_source) = target.costs.instr(&name);
-            let occurrences: Vec<&Vec<String>> = out_dag.iter().zip(&provenance).filter(|(n, _)| matches!(&n.op, Op::X86 { name: m } if *m == name)).map(|(_, p)| p).collect();
+            let occurrences: Vec<&Vec<String>> = out_dag.iter().zip(&provenance).filter(|(n, _)| matches!(&n.op, Op::Instr { name: m } if *m == name)).map(|(_, p)| p).collect();
             let exact = occurrences.iter().all(|p| !p.is_empty());
             let mut rules: Vec<String> = occurrences.iter().flat_map(|p| p.iter().cloned()).collect();
             rules.sort();
@@ -438,6 +483,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         .collect();
     let extract_secs = t.elapsed().as_secs_f64();
     Ok(Selection {
+        isa: target.isa,
         roots: root_results,
         source: dag.clone(),
         glue,
@@ -490,8 +536,8 @@ fn provenance(loaded: &LoadedRules, graph: &Graph, dag: &[encode::Node], class: 
             Pat::Var(v) => *binds.entry(v.clone()).or_insert(at) == at,
             Pat::Const { bits, value } => n.op == Op::Const { bits: *bits, value: *value },
             Pat::Halide { name, generics, kids } => n.op == Op::Halide { name: name.clone(), generics: generics.clone() } && kids_match(kids, binds, hits),
-            Pat::X86 { name, kids } => {
-                let ok = n.op == Op::X86 { name: name.clone() } && kids_match(kids, binds, hits);
+            Pat::Instr { name, kids } => {
+                let ok = n.op == Op::Instr { name: name.clone() } && kids_match(kids, binds, hits);
                 if ok {
                     hits.push(at);
                 }

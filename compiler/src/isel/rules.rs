@@ -9,7 +9,7 @@
 //!    in the kernel, closed under what the loaded right sides introduce
 //!    (a rule that splits an `add` at 512 lanes brings in the `add` rules at
 //!    256). Nothing else is proved or loaded.
-//! 3. Those over x86 specs that `STATUS.tsv` does not vouch for are left
+//! 3. Those over target specs that `STATUS.tsv` does not vouch for are left
 //!    out and counted (on a CPU without AVX-512, every 512-bit rule).
 //! 4. The rest need the verdict `proved`, from the verdict cache or proved
 //!    on the spot (`misaal_verifier::audit::run_job`). Any other verdict
@@ -18,7 +18,7 @@
 //!    proved one.
 
 use super::features::CpuFeatures;
-use super::encode::{CONST, SORT, canonical_const, halide_ctor, x86_ctor};
+use super::encode::{CONST, SORT, canonical_const, halide_ctor, instr_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
@@ -32,7 +32,8 @@ pub enum Pat {
     Var(String),
     Const { bits: i64, value: i64 },
     Halide { name: String, generics: Vec<i64>, kids: Vec<Pat> },
-    X86 { name: String, kids: Vec<Pat> },
+    /// A target instruction (a spec of the rule file's target).
+    Instr { name: String, kids: Vec<Pat> },
 }
 
 impl Pat {
@@ -46,8 +47,8 @@ impl Pat {
                 parts.extend(kids.iter().map(Pat::render));
                 format!("({})", parts.join(" "))
             }
-            Pat::X86 { name, kids } => {
-                let mut parts = vec![x86_ctor(name)];
+            Pat::Instr { name, kids } => {
+                let mut parts = vec![instr_ctor(name)];
                 parts.extend(kids.iter().map(Pat::render));
                 format!("({})", parts.join(" "))
             }
@@ -55,7 +56,7 @@ impl Pat {
     }
     fn walk<'p>(&'p self, f: &mut dyn FnMut(&'p Pat)) {
         f(self);
-        if let Pat::Halide { kids, .. } | Pat::X86 { kids, .. } = self {
+        if let Pat::Halide { kids, .. } | Pat::Instr { kids, .. } = self {
             kids.iter().for_each(|k| k.walk(f));
         }
     }
@@ -69,11 +70,11 @@ impl Pat {
         });
         v
     }
-    /// The x86 instructions in the pattern.
+    /// The target instructions in the pattern.
     pub fn instructions(&self) -> Vec<String> {
         let mut v = Vec::new();
         self.walk(&mut |p| {
-            if let Pat::X86 { name, .. } = p
+            if let Pat::Instr { name, .. } = p
                 && !v.contains(name)
             {
                 v.push(name.clone());
@@ -132,7 +133,7 @@ pub struct LoadedRules {
 }
 
 impl LoadedRules {
-    /// Every x86 instruction the loaded rules can produce.
+    /// Every target instruction the loaded rules can produce.
     pub fn instructions(&self) -> BTreeSet<String> {
         self.instances.iter().flat_map(|i| i.rhs.instructions()).collect()
     }
@@ -148,7 +149,8 @@ pub enum Verdicts<'a> {
 
 /// What loading needs to know about the target.
 pub struct RuleEnv<'a> {
-    pub x86: &'a SpecLibrary,
+    /// The target's instruction specs, which `(x86 NAME ...)` terms name.
+    pub instrs: &'a SpecLibrary,
     pub halide: &'a SpecLibrary,
     pub status: &'a StatusTable,
     pub vector_widths: &'a [i128],
@@ -181,12 +183,12 @@ impl PatBuilder<'_> {
             Term::Type(..) => Err("a type (i E N) is only allowed among a Halide op's generic parameters".into()),
             Term::Instr(name, args, _) => {
                 let n = expand_name(name, self.assign)?;
-                let i = self.env.x86.instr(&n).ok_or_else(|| format!("no x86 spec `{n}`"))?;
+                let i = self.env.instrs.instr(&n).ok_or_else(|| format!("no target spec `{n}`"))?;
                 if i.params.len() != args.len() {
                     return Err(format!("`{n}` takes {} operand(s), given {}", i.params.len(), args.len()));
                 }
                 let kids = args.iter().zip(&i.params).map(|(a, p)| self.pat(a, Some(width(p.ty)))).collect::<Result<_, _>>()?;
-                Ok(Pat::X86 { name: n, kids })
+                Ok(Pat::Instr { name: n, kids })
             }
             Term::Op(name, args, _) => {
                 let g = self.env.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
@@ -224,7 +226,7 @@ struct Candidate {
     name: String,
     lhs: Pat,
     rhs: Pat,
-    /// Why it cannot be used here: x86 specs `STATUS.tsv` does not vouch for.
+    /// Why it cannot be used here: target specs `STATUS.tsv` does not vouch for.
     unverified: Option<String>,
 }
 
@@ -252,7 +254,7 @@ pub struct RuleBook {
 impl RuleBook {
     pub fn new(env: &RuleEnv, file: &str, text: &str) -> Result<RuleBook, String> {
         let started = std::time::Instant::now();
-        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
         let mut by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>> = BTreeMap::new();
@@ -272,7 +274,7 @@ impl RuleBook {
         if let Some(b) = self.built.lock().expect("rule book").get(op) {
             return b.clone();
         }
-        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let libs = Libraries { x86: env.instrs, halide: env.halide };
         let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
         for (k, envs) in self.by_op.get(op).into_iter().flatten() {
             let rule = &self.rules[*k];
@@ -292,7 +294,7 @@ impl RuleBook {
         b
     }
 
-    /// Every x86 instruction some instantiation's right side names, over
+    /// Every target instruction some instantiation's right side names, over
     /// verified specs only: what the rules can reach at all. (Builds every
     /// instance of the book.)
     pub fn reachable_instructions(&self, env: &RuleEnv) -> BTreeSet<String> {
@@ -304,7 +306,7 @@ impl RuleBook {
     /// see the module documentation.
     pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
         let started = std::time::Instant::now();
-        let libs = Libraries { x86: env.x86, halide: env.halide };
+        let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         let mut out = LoadedRules::default();
         // The closure of the kernel's ops under the usable right sides.
@@ -326,7 +328,7 @@ impl RuleBook {
                         .rhs
                         .instructions()
                         .into_iter()
-                        .filter_map(|n| env.x86.instr(&n).map(|i| (n, f.missing(&i.features).join("+"))))
+                        .filter_map(|n| env.instrs.instr(&n).map(|i| (n, f.missing(&i.features).join("+"))))
                         .filter(|(_, m)| !m.is_empty())
                         .map(|(n, m)| format!("{n} needs {m}"))
                         .collect();
@@ -399,16 +401,16 @@ pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Ver
     RuleBook::new(env, file, text)?.load(env, heads, verdicts, allow_unproved, features)
 }
 
-/// The egglog program of the loaded rules: one constructor per x86
+/// The egglog program of the loaded rules: one constructor per target
 /// instruction they produce (with `cost` in hundredths of a cycle), the
 /// ruleset, and one named `rewrite` per instance.
-pub fn program(loaded: &LoadedRules, x86: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
+pub fn program(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
     let mut out = String::new();
     for name in loaded.instructions() {
-        let i = x86.instr(&name).expect("resolved at load");
+        let i = instrs.instr(&name).expect("resolved at load");
         let args = vec![SORT; i.params.len()].join(" ");
         let c = (cost(&name) * 100.0).round().max(1.0) as u64;
-        out.push_str(&format!("(constructor {} ({args}) {SORT} :cost {c})\n", x86_ctor(&name)));
+        out.push_str(&format!("(constructor {} ({args}) {SORT} :cost {c})\n", instr_ctor(&name)));
     }
     out.push_str(&format!("(ruleset {ruleset})\n"));
     for i in &loaded.instances {

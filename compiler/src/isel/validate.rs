@@ -177,13 +177,15 @@ impl ValidationReport {
 }
 
 /// Validates every function's selection (as [`crate::c::IselReport::selections`]
-/// lists them). The x86 and Halide semantics are loaded ([`Target::x86`])
-/// only if some root is not trivial, and the time is counted.
+/// lists them). The target's and Halide's semantics are loaded
+/// ([`Target::load`] of the selection's ISA) only if some root is not
+/// trivial, and the time is counted.
 pub fn validate_all(selections: &[(String, Selection)], opts: &ValidateOptions) -> ValidationReport {
-    let cell: OnceCell<Result<Target, String>> = OnceCell::new();
-    let target = || cell.get_or_init(Target::x86).as_ref().map_err(|e| e.clone());
+    let cells: std::collections::BTreeMap<&str, OnceCell<Result<Target, String>>> = selections.iter().map(|(_, s)| (s.isa, OnceCell::new())).collect();
     let mut r = ValidationReport::default();
     for (func, sel) in selections {
+        let cell = &cells[sel.isa];
+        let target = || cell.get_or_init(|| Target::load(sel.isa)).as_ref().map_err(|e| e.clone());
         r.absorb(if selections.len() > 1 { func } else { "" }, run(&target, sel, opts));
     }
     r
@@ -337,7 +339,7 @@ fn side(target: &Target, nodes: &[Node], order: &[usize], vars: &[(&str, i64)], 
 /// The semantics of an x86 or Halide node.
 fn semantics(target: &Target, op: &Op) -> Result<Arc<Semantics>, String> {
     match op {
-        Op::X86 { name } => target.x86.get(name).map(|(_, sem)| sem.clone()).ok_or_else(|| format!("no x86 spec `{name}`")),
+        Op::Instr { name } => target.instrs.get(name).map(|(_, sem)| sem.clone()).ok_or_else(|| format!("no {} spec `{name}`", target.isa)),
         Op::Halide { name, generics } => {
             let g: Vec<i128> = generics.iter().map(|&g| g as i128).collect();
             target.halide.instantiate(name, &g).map(|(_, sem)| sem).map_err(|d| format!("no semantics for `{op}`: {}", d.message))

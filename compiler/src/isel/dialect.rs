@@ -1,0 +1,176 @@
+//! The C dialect of a target's intrinsics: everything emission
+//! (`isel/emit.rs`) writes that depends on the ISA, behind one trait, so
+//! the emitter lowers a selected DAG the same way for x86, ARM and HVX.
+//!
+//! A register value is held in C in one canonical type per width (x86
+//! `__m128i`/`__m256i`, NEON `uint8x8_t`/`uint8x16_t`, HVX `HVX_Vector`):
+//! the emitter moves registers between instructions without knowing their
+//! lane types, and [`Dialect::call`] converts at each intrinsic call to and
+//! from the C types the intrinsic declares (on NEON `vreinterpret*`, which
+//! emit no instruction).
+//!
+//! To add a dialect: implement [`Dialect`] in its own file (see
+//! `dialect_arm.rs`), declare it below and return it from [`for_isa`].
+//! x86's implementation is here, byte for byte the text emission wrote
+//! before there were dialects.
+
+use misaal_isa::ast::Ty;
+
+#[path = "dialect_arm.rs"]
+pub mod arm;
+#[path = "dialect_hvx.rs"]
+pub mod hvx;
+
+/// An operand of an intrinsic call, already lowered.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    /// A register of the canonical type of its width.
+    Reg(String, u32),
+    /// A scalar operand: a C expression (cast to its width by the dialect).
+    Scalar { expr: String, bits: u32 },
+    /// A constant scalar operand, modulo 2^bits.
+    ScalarConst { value: i64, bits: u32 },
+    /// An immediate: the constant itself.
+    Imm(i64),
+}
+
+/// What an intrinsic call returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ret {
+    /// A register of the canonical type of this width.
+    Reg(u32),
+    /// A C scalar of this width, declared with [`Call::ctype`].
+    Scalar(u32),
+}
+
+/// One intrinsic call: the C expression of its value (already converted
+/// to the canonical register type), and the C type to declare it with.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub expr: String,
+    pub ctype: String,
+}
+
+pub trait Dialect: Send + Sync {
+    /// `x86`, `arm` or `hvx`.
+    fn isa(&self) -> &'static str;
+    /// The `#include` lines (and a blank line) the intrinsics need.
+    fn header(&self) -> &'static str;
+    /// The canonical C type of a register of `bits`.
+    fn reg_type(&self, bits: u32) -> Result<String, String>;
+    /// An unaligned load of a register of `bits` from the C pointer
+    /// expression `ptr` (any pointer type, a parenthesized expression or a
+    /// name): (the C expression, the intrinsic's name, for counting).
+    fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String>;
+    /// An unaligned store of register `reg` of `bits` to `ptr`: (the C
+    /// statement, with its `;`, the intrinsic's name).
+    fn store(&self, bits: u32, ptr: &str, reg: &str) -> Result<(String, String), String>;
+    /// The C type a scalar of `bits` is cast to as a splat's or an
+    /// intrinsic's scalar operand.
+    fn scalar_type(&self, bits: u32) -> Result<&'static str, String>;
+    /// A register of `bits` whose `elem`-bit lanes all hold `arg` (a C
+    /// expression already cast by [`Self::scalar_type`]): (expression, name).
+    fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String>;
+    /// The low (`hi` false) or high half of register `reg` of `bits`, if
+    /// the dialect does that in one instruction: (expression, name).
+    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)>;
+    /// Whether operand `k` of intrinsic `name` (`None`: its result), `bits`
+    /// wide in its spec, is a vector register (else a C scalar).
+    fn register_operand(&self, name: &str, k: Option<usize>, bits: u32) -> bool;
+    /// A call of intrinsic `name` on `args`, its spec's operand types
+    /// `params` and result type `ret`.
+    fn call(&self, name: &str, args: &[Arg], params: &[Ty], ret: Ret) -> Result<Call, String>;
+}
+
+/// The dialect of an ISA.
+pub fn for_isa(isa: &str) -> Result<Box<dyn Dialect>, String> {
+    match isa {
+        "x86" => Ok(Box::new(X86)),
+        "arm" => Ok(Box::new(arm::Arm::new()?)),
+        "hvx" => Ok(Box::new(hvx::Hvx)),
+        other => Err(format!("no C dialect for ISA `{other}`")),
+    }
+}
+
+/// x86 with AVX2: `__m128i`/`__m256i`, `_mm*` intrinsics from `immintrin.h`.
+pub struct X86;
+
+impl X86 {
+    fn prefix(bits: u32) -> &'static str {
+        if bits == 128 { "_mm" } else { "_mm256" }
+    }
+    /// The `set1` suffix for `bits`-bit elements.
+    fn set1_suffix(bits: u32) -> Result<&'static str, String> {
+        Ok(match bits {
+            8 => "epi8",
+            16 => "epi16",
+            32 => "epi32",
+            64 => "epi64x",
+            _ => return Err(format!("a {bits}-bit element in a register")),
+        })
+    }
+}
+
+impl Dialect for X86 {
+    fn isa(&self) -> &'static str {
+        "x86"
+    }
+    fn header(&self) -> &'static str {
+        "#include <immintrin.h>\n\n"
+    }
+    fn reg_type(&self, bits: u32) -> Result<String, String> {
+        match bits {
+            128 => Ok("__m128i".into()),
+            256 => Ok("__m256i".into()),
+            b => Err(format!("a {b}-bit register (AVX2 has 128 and 256)")),
+        }
+    }
+    fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String> {
+        let (rt, f) = (self.reg_type(bits)?, format!("{}_loadu_si{bits}", Self::prefix(bits)));
+        Ok((format!("{f}((const {rt} *){ptr})"), f))
+    }
+    fn store(&self, bits: u32, ptr: &str, reg: &str) -> Result<(String, String), String> {
+        let (rt, f) = (self.reg_type(bits)?, format!("{}_storeu_si{bits}", Self::prefix(bits)));
+        Ok((format!("{f}(({rt} *){ptr}, {reg});"), f))
+    }
+    fn scalar_type(&self, bits: u32) -> Result<&'static str, String> {
+        Ok(match bits {
+            8 => "char",
+            16 => "short",
+            32 => "int",
+            64 => "long long",
+            _ => return Err(format!("a {bits}-bit element in a register")),
+        })
+    }
+    fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String> {
+        self.reg_type(bits)?;
+        let f = format!("{}_set1_{}", Self::prefix(bits), Self::set1_suffix(elem)?);
+        Ok((format!("{f}({arg})"), f))
+    }
+    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)> {
+        // vextracti128, as the proved rules x86.extract-lo128 /
+        // x86.extract-hi128 lower that slice.
+        (bits == 256).then(|| (format!("_mm256_extracti128_si256({reg}, {})", hi as u32), "_mm256_extracti128_si256".to_string()))
+    }
+    fn register_operand(&self, _name: &str, _k: Option<usize>, bits: u32) -> bool {
+        bits > 64
+    }
+    fn call(&self, name: &str, args: &[Arg], _params: &[Ty], ret: Ret) -> Result<Call, String> {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                Ok(match a {
+                    Arg::Reg(r, _) => r.clone(),
+                    Arg::Scalar { expr, bits } => format!("({})({expr})", self.scalar_type(*bits)?),
+                    Arg::ScalarConst { value, bits } => format!("({}){value}LL", self.scalar_type(*bits)?),
+                    Arg::Imm(v) => format!("{v}"),
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let ctype = match ret {
+            Ret::Scalar(bits) => self.scalar_type(bits)?.to_string(),
+            Ret::Reg(bits) => self.reg_type(bits)?,
+        };
+        Ok(Call { expr: format!("{name}({})", args.join(", ")), ctype })
+    }
+}
