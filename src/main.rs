@@ -32,22 +32,28 @@ enum Cmd {
     /// Build, check and time every kernel of a suite against Halide's own
     /// object; writes reports/bench_x86.csv and reports/bench_x86.png.
     Bench(BenchArgs),
-    /// Offline rule synthesis from the verified specs. Two phases exist so
-    /// far: `--phase relevance` writes reports/<target>_relevance.csv
-    /// (`class,relevant_class,kind,witness`) and `--phase swizzles`
-    /// reports/<target>_swizzles.csv.
+    /// Offline rule synthesis from the verified specs: the whole pipeline
+    /// (relevance, swizzles, enumerate, abstract) into
+    /// rulesets/<target>_synth.egg, or one `--phase`; `--shard K/N` runs a
+    /// share of the enumeration and `misaal synth merge --shards N`
+    /// finishes the run from the shards.
     Synth(SynthArgs),
 }
 
 #[derive(Args)]
 struct SynthArgs {
+    /// `merge`: combine the finished shards' enumeration (`--shards N`)
+    /// and run the phases after it, as the whole run would.
+    #[arg(value_parser = ["merge"])]
+    action: Option<String>,
     #[command(flatten)]
     spec: SpecArgs,
-    /// The phase to run: `relevance`, `swizzles` (discovery, classes and
+    /// Run one phase only: `relevance`, `swizzles` (discovery, classes and
     /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
     /// by fingerprint, proved lowering rules) or `abstract` (those rules
     /// and the swizzle rules folded into abstract rules, every instance
-    /// proved, written to rulesets/<target>_synth.egg).
+    /// proved, written to rulesets/<target>_synth.egg). Without it, all
+    /// four in order, with a checkpoint after each.
     #[arg(long)]
     phase: Option<String>,
     /// enumerate: the deepest Halide term (default 3).
@@ -56,18 +62,31 @@ struct SynthArgs {
     /// enumerate: the deepest x86 term (default 2; 1 is a quick run).
     #[arg(long)]
     x86_depth: Option<u8>,
+    /// enumerate: only these units (Halide input signatures), e.g.
+    /// `u8x16;u16x8,u16x8` (default: one and two inputs of each 128-bit
+    /// integer type, and u8x16,i8x16); for small runs.
+    #[arg(long, value_name = "SIGS")]
+    units: Option<String>,
+    /// enumerate: x86 terms over only these verified instructions
+    /// (comma-separated; default all); for small runs.
+    #[arg(long, value_name = "NAMES")]
+    instructions: Option<String>,
     /// enumerate: run only shard K of N (units with index % N == K).
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
-    /// enumerate: continue from this shard's checkpoint.
+    /// Continue where a killed run stopped (its checkpoints).
     #[arg(long)]
     resume: bool,
-    /// enumerate: worker threads (default: all cores).
+    /// enumerate and abstract: worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// enumerate: combine the N shards' checkpoints into one rule file.
+    /// `--phase enumerate`: combine the N shards' checkpoints into one rule
+    /// file (`misaal synth merge --shards N` also runs the later phases).
     #[arg(long, value_name = "N")]
     merge: Option<usize>,
+    /// `merge`: how many shards the run was split into.
+    #[arg(long, value_name = "N")]
+    shards: Option<usize>,
     /// abstract: where to write the abstract ruleset (default
     /// rulesets/<target>_synth.egg).
     #[arg(long, value_name = "FILE")]

@@ -1,17 +1,42 @@
-//! `misaal synth`: offline rule synthesis, one phase at a time:
-//! relevance, swizzles, enumerate and abstract (which writes the generated
-//! ruleset rulesets/<target>_synth.egg).
+//! `misaal synth`: offline rule synthesis. Without `--phase` the whole
+//! pipeline runs (relevance, swizzles, enumerate, abstract, which writes
+//! rulesets/<target>_synth.egg) with a progress bar per phase and a
+//! checkpoint after each (reports/<target>_synth.ckpt) and after every
+//! enumeration unit, so `--resume` continues a killed run. `--shard K/N`
+//! runs only a share of the enumeration; `misaal synth merge --shards N`
+//! then merges the shards and runs the phases after it.
 
 use crate::{SynthArgs, load_verified};
+use indicatif::{ProgressBar, ProgressStyle};
 use misaal_datalog::{classify, relevance};
 use misaal_reports::{RelevanceRow, write_relevance_csv};
+use misaal_synth::pipeline::{self, PHASES, PipelineCheckpoint};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// What a phase wrote, and one line of counts for the closing summary.
+struct PhaseOut {
+    files: Vec<PathBuf>,
+    summary: String,
+}
+
 pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
+    let merging = args.action.as_deref() == Some("merge");
+    if merging && args.phase.is_some() {
+        return Err("error: `misaal synth merge` runs the phases after the enumeration; --phase does not go with it".into());
+    }
+    if args.shards.is_some() != merging {
+        return Err(if merging { "error: `misaal synth merge` needs --shards N (the N of the shards' --shard K/N)".into() } else { "error: --shards is an option of `misaal synth merge`".into() });
+    }
+    if args.phase.is_none() {
+        return whole(&args);
+    }
     let enumerate_flags = [
         ("--depth", args.depth.is_some()),
         ("--x86-depth", args.x86_depth.is_some()),
+        ("--units", args.units.is_some()),
+        ("--instructions", args.instructions.is_some()),
         ("--shard", args.shard.is_some()),
         ("--resume", args.resume),
         ("--jobs", args.jobs.is_some()),
@@ -27,15 +52,164 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
         return Err("error: --rules-out is an option of --phase abstract".into());
     }
     match args.phase.as_deref() {
-        Some("relevance") => {}
-        Some("swizzles") => return swizzles(&args),
-        Some("enumerate") => return enumerate(&args),
-        Some("abstract") => return abstract_phase(&args),
-        Some(p) => return Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
-        None => {
-            return Err("error: whole-pipeline synthesis is not built yet; run one phase: --phase relevance, swizzles, enumerate or abstract".into());
+        Some("relevance") => relevance_phase(&args).map(|_| ExitCode::SUCCESS),
+        Some("swizzles") => swizzles(&args).map(|_| ExitCode::SUCCESS),
+        Some("enumerate") => enumerate(&args, args.merge).map(|_| ExitCode::SUCCESS),
+        Some("abstract") => abstract_phase(&args).map(|_| ExitCode::SUCCESS),
+        Some(p) => Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
+        None => unreachable!("the whole pipeline is handled above"),
+    }
+}
+
+fn style_bar(pb: &ProgressBar) {
+    if let Ok(st) = ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {msg} ({elapsed})") {
+        pb.set_style(st.progress_chars("=> "));
+    }
+}
+
+/// A spinner for a phase with no countable steps.
+fn spinner(phase: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    if let Ok(st) = ProgressStyle::with_template("{prefix:>9} {spinner} {msg} ({elapsed})") {
+        pb.set_style(st);
+    }
+    pb.set_prefix(phase.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
+/// The whole pipeline (or, with `--shard`, one shard's enumeration; with
+/// `merge`, the shards merged in place of the enumeration).
+fn whole(args: &SynthArgs) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    if args.merge.is_some() {
+        return Err("error: --merge is an option of --phase enumerate; the whole run merges with `misaal synth merge --shards N`".into());
+    }
+    if args.include_unverified {
+        return Err("error: --include-unverified: synthesis writes rules, and rules are never synthesized from specs that have not met their oracle".into());
+    }
+    let cfg = enum_config(args)?;
+    let lib = load_verified(&args.spec, false)?;
+    if let Some(s) = &args.shard {
+        let shard = misaal_synth::enumerate::Shard::parse(s).map_err(|e| format!("error: {e}"))?;
+        if args.action.is_some() {
+            return Err("error: `misaal synth merge` combines finished shards; --shard does not go with it".into());
+        }
+        if args.rules_out.is_some() {
+            return Err("error: --rules-out: a shard writes no ruleset; give it to `misaal synth merge`".into());
+        }
+        // A shard only enumerates: relevance is recomputed in memory, and
+        // the swizzles and the abstraction run once, in the merge.
+        let out = enumerate(args, None)?;
+        println!("shard {}/{} done in {:.1} s: {}", shard.k, shard.n, t0.elapsed().as_secs_f64(), out.summary);
+        println!("when every shard is done: misaal synth --target {} merge --shards {} (with the same enumeration options)", args.spec.target, shard.n);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let merge = args.shards;
+    if merge == Some(0) {
+        return Err("error: --shards 0: there is no shard to merge".into());
+    }
+    let digest = cfg.digest(&lib);
+    // Every shard must be finished before anything is written.
+    if let Some(n) = merge {
+        use misaal_synth::enumerate::{Shard, checkpoint};
+        for k in 0..n {
+            let p = checkpoint::path(&args.out_dir, &args.spec.target, Shard { k, n });
+            let cp = checkpoint::Checkpoint::load(&p).map_err(|e| format!("error: {e} (run `misaal synth --shard {k}/{n}` first)"))?;
+            if cp.digest != digest {
+                return Err(format!("error: {} was made with another configuration or spec set; give merge the shards' options or run that shard again", p.display()));
+            }
+            let owned = (0..cfg.signatures.len()).filter(|&u| (Shard { k, n }).owns(u)).count();
+            if cp.units.len() != owned {
+                return Err(format!("error: {}: shard {k}/{n} has finished {} of its {owned} units; finish it with --resume first", p.display(), cp.units.len()));
+            }
         }
     }
+    let ck_path = pipeline::path(&args.out_dir, &args.spec.target);
+    let mut ck = PipelineCheckpoint::new(digest.clone());
+    if args.resume && ck_path.exists() {
+        let old = PipelineCheckpoint::load(&ck_path).map_err(|e| format!("error: {e}"))?;
+        if old.digest != digest {
+            return Err(format!("error: {} is from another configuration or spec set; run without --resume to start over", ck_path.display()));
+        }
+        println!("resuming from {}", ck_path.display());
+        ck = old;
+    }
+    println!(
+        "synth: {} verified {} specs; phases relevance, swizzles, {}, abstract{}",
+        lib.len(),
+        args.spec.target,
+        if merge.is_some() { "merge of the enumeration shards" } else { "enumerate" },
+        if args.resume { " (resuming)" } else { "" }
+    );
+    let mut summaries = Vec::new();
+    let mut rerun = !args.resume;
+    for phase in PHASES {
+        if !rerun && ck.is_done(phase) {
+            println!("{phase}: done before (checkpoint {}), skipped", ck_path.display());
+            summaries.push(format!("{phase:<10} skipped (done before; its row in synth_{}.csv)", args.spec.target));
+            continue;
+        }
+        // From here on everything runs: a later phase reads this one's output.
+        rerun = true;
+        ck.forget_from(phase);
+        let out = match phase {
+            "relevance" => relevance_phase(args)?,
+            "swizzles" => swizzles(args)?,
+            "enumerate" => enumerate(args, merge)?,
+            _ => abstract_phase(args)?,
+        };
+        ck.mark(phase, &out.files)?;
+        ck.save(&ck_path).map_err(|e| format!("error: {e}"))?;
+        summaries.push(out.summary);
+    }
+    let total = t0.elapsed().as_secs_f64();
+    println!("synth done in {:.1} min (this run; a resumed run counts only its own part):", total / 60.0);
+    for s in &summaries {
+        println!("  {s}");
+    }
+    record(args, "total", total, summaries.len(), format!("resumed={};merged_shards={}", args.resume, merge.unwrap_or(0)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The enumeration's configuration from the options.
+fn enum_config(args: &SynthArgs) -> Result<misaal_synth::enumerate::Config, String> {
+    use misaal_synth::enumerate::{self as en, halide::HTy};
+    let mut cfg = en::Config::default();
+    if let Some(d) = args.depth {
+        if !(1..=4).contains(&d) {
+            return Err(format!("error: --depth {d}: enumerate goes from depth 1 to 4"));
+        }
+        cfg.halide_depth = d;
+        // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
+        cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
+    }
+    if let Some(d) = args.x86_depth {
+        if !(1..=2).contains(&d) {
+            return Err(format!("error: --x86-depth {d}: x86 terms go to depth 1 or 2"));
+        }
+        cfg.x86_depth = d;
+    }
+    if let Some(u) = &args.units {
+        let mut sigs = Vec::new();
+        for sig in u.split(';') {
+            let tys: Option<Vec<HTy>> = sig.split(',').map(|t| HTy::parse(t.trim())).collect();
+            match tys {
+                Some(t) if (1..=3).contains(&t.len()) && t.iter().all(|t| t.width() == 128) => sigs.push(t),
+                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 128-bit types like u16x8,u16x8")),
+            }
+        }
+        cfg.signatures = sigs;
+    }
+    if let Some(list) = &args.instructions {
+        cfg.x86_only = Some(list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect());
+    }
+    Ok(cfg)
+}
+
+fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
+    let pb = spinner("relevance");
+    pb.set_message("classes and relevance sets");
     let t0 = Instant::now();
     let lib = load_verified(&args.spec, args.include_unverified)?;
     let set = classify(&lib);
@@ -43,6 +217,7 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
     let t1 = Instant::now();
     let rel = relevance(&lib, &set);
     let t_rel = t1.elapsed();
+    pb.finish_and_clear();
     let rows: Vec<RelevanceRow> = rel
         .iter()
         .map(|r| RelevanceRow { class: r.class.clone(), relevant_class: r.relevant_class.clone(), kind: r.kind.as_str().into(), witness: r.witness.clone() })
@@ -61,14 +236,18 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
     );
     println!("time: classes {:.1} s, relevance {:.1} s (MISAAL: 16 hours for x86)", t_classes.as_secs_f64(), t_rel.as_secs_f64());
     println!("wrote {}", path.display());
+    let wall = t0.elapsed().as_secs_f64();
     record(
-        &args,
+        args,
         "relevance",
-        t0.elapsed().as_secs_f64(),
+        wall,
         rel.len(),
         format!("specs={};classes={};with_relevant={with};direct={direct};generalized={}", lib.len(), set.classes.len(), rel.len() - direct),
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(PhaseOut {
+        files: vec![path],
+        summary: format!("relevance  {wall:>7.1} s  {} pairs over {} classes, {with} with a relevant class (MISAAL: 16 h for x86)", rel.len(), set.classes.len()),
+    })
 }
 
 /// Updates the phase's row of reports/synth_<target>.csv.
@@ -82,7 +261,7 @@ fn record(args: &SynthArgs, phase: &str, wall_s: f64, outputs: usize, detail: St
 
 /// `--phase swizzles`: the permutations the verified instructions perform or
 /// need, by class, into reports/<target>_swizzles.csv.
-fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
+fn swizzles(args: &SynthArgs) -> Result<PhaseOut, String> {
     let t0 = Instant::now();
     let lib = load_verified(&args.spec, args.include_unverified)?;
     let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
@@ -129,7 +308,12 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
          ; Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n(ruleset x86)\n",
     );
     let (mut proved, mut failed) = (0, Vec::new());
+    let pb = ProgressBar::new(cands.len() as u64);
+    style_bar(&pb);
+    pb.set_prefix("swizzles");
+    pb.set_message("lowering rules proved");
     for c in &cands {
+        pb.inc(1);
         let rules = match misaal_verifier::audit::load_rules("synth", &c.text, &libs, &cfg) {
             Ok(r) => r,
             Err(d) => {
@@ -148,6 +332,7 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
             None => failed.push(format!("{}: no instantiation", c.name)),
         }
     }
+    pb.finish_and_clear();
     let _ = cache.lock().expect("cache").save();
     let rules_path = args.out_dir.join(format!("{}_swizzles.egg", args.spec.target));
     let tmp = rules_path.with_extension(format!("tmp{}", std::process::id()));
@@ -156,14 +341,12 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
     for f in failed.iter().take(10) {
         println!("  not kept: {f}");
     }
-    record(
-        args,
-        "swizzles",
-        t0.elapsed().as_secs_f64(),
-        found.len(),
-        format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()),
-    )?;
-    Ok(ExitCode::SUCCESS)
+    let wall = t0.elapsed().as_secs_f64();
+    record(args, "swizzles", wall, found.len(), format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()))?;
+    Ok(PhaseOut {
+        files: vec![path, rules_path],
+        summary: format!("swizzles   {wall:>7.1} s  {} swizzles in {} classes (MISAAL: 243 in 10), {proved} lowering rules proved", found.len(), by_class.len()),
+    })
 }
 
 /// `--phase enumerate`: Halide and x86 terms matched by fingerprint, each
@@ -171,7 +354,7 @@ fn swizzles(args: &SynthArgs) -> Result<ExitCode, String> {
 /// With `--shard K/N` only every N-th unit runs and the rules go to
 /// `<target>_enumerated.K-of-N.egg`; `--merge N` combines the N shards'
 /// checkpoints into the same file a whole run writes.
-fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
+fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String> {
     use misaal_synth::enumerate::{self as en, Shard, checkpoint};
     let t0 = Instant::now();
     for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some())] {
@@ -179,24 +362,10 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
             return Err(format!("error: --merge combines finished shards; {flag} does not go with it"));
         }
     }
-    let mut cfg = en::Config::default();
-    if let Some(d) = args.depth {
-        if !(1..=4).contains(&d) {
-            return Err(format!("error: --depth {d}: enumerate goes from depth 1 to 4"));
-        }
-        cfg.halide_depth = d;
-        // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
-        cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
-    }
     if args.include_unverified {
         return Err("error: --include-unverified: enumeration writes rules, and rules are never synthesized from specs that have not met their oracle".into());
     }
-    if let Some(d) = args.x86_depth {
-        if !(1..=2).contains(&d) {
-            return Err(format!("error: --x86-depth {d}: x86 terms go to depth 1 or 2"));
-        }
-        cfg.x86_depth = d;
-    }
+    let cfg = enum_config(args)?;
     let lib = load_verified(&args.spec, args.include_unverified)?;
     let digest = cfg.digest(&lib);
     let rules_path = |shard: Shard| {
@@ -212,7 +381,7 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
     };
 
-    if let Some(n) = args.merge {
+    if let Some(n) = merge {
         if n == 0 {
             return Err("error: --merge 0: there is no shard to merge".into());
         }
@@ -227,7 +396,17 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         write(&path, &en::render_rules(&cfg, &all))?;
         let count: usize = all.iter().map(|u| u.rules.len()).sum();
         println!("merged {n} shards: {count} rules in {} units; wrote {}", all.len(), path.display());
-        return Ok(ExitCode::SUCCESS);
+        let wall = t0.elapsed().as_secs_f64();
+        let sum = |f: fn(&en::UnitResult) -> usize| all.iter().map(f).sum::<usize>();
+        let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
+        record(
+            args,
+            "enumerate",
+            wall,
+            count,
+            format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={};merged_shards={n}", all.len(), cfg.halide_depth),
+        )?;
+        return Ok(PhaseOut { files: vec![path], summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, merged from {n} shards (the shards' time is in their own CSVs)", all.len()) });
     }
 
     let shard = match &args.shard {
@@ -249,6 +428,17 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
     }
     let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
+    let owned = (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count();
+    let pb = ProgressBar::new(owned as u64);
+    style_bar(&pb);
+    pb.set_prefix("enumerate");
+    pb.set_message("units");
+    // A resumed run starts the bar at the units already checkpointed.
+    if args.resume
+        && let Ok(cp) = checkpoint::Checkpoint::load(&ck_path)
+    {
+        pb.set_position(cp.units.len() as u64);
+    }
     println!(
         "enumerate: {} units in shard {}/{}, Halide depth {} (at most {} ops), x86 depth {}, {} cases; setup {t_setup:.1} s",
         (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count(),
@@ -260,6 +450,12 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         cfg.cases
     );
     let on_unit = |r: &en::UnitResult, secs: f64| {
+        pb.inc(1);
+        pb.suspend(|| print_unit(r, secs));
+        let _ = cache.lock().expect("cache").save();
+    };
+    #[allow(clippy::items_after_statements)]
+    fn print_unit(r: &en::UnitResult, secs: f64) {
         println!(
             "  [{}] {} Halide terms{}, {} x86 terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
             r.sig,
@@ -275,10 +471,10 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
         for n in &r.not_proved {
             println!("    not kept: {n}");
         }
-        let _ = cache.lock().expect("cache").save();
-    };
+    }
     let opts = en::driver::RunOptions { shard, checkpoint: &ck_path, resume: args.resume, digest: digest.clone(), max_units: None, on_unit: &on_unit };
     let (cp, pools) = pool.install(|| en::driver::run_shard(&inp, &cfg, &opts)).map_err(|e| format!("error: {e}"))?;
+    pb.finish_and_clear();
     for (arity, terms, evaluated, cut) in pools.stats() {
         println!("  x86 pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
     }
@@ -291,20 +487,24 @@ fn enumerate(args: &SynthArgs) -> Result<ExitCode, String> {
     println!("enumerate: {count} rules proved ({matched} Halide terms matched, {proofs} proofs: {refuted} refuted, {unknown} unknown) in {:.1} s", t0.elapsed().as_secs_f64());
     println!("wrote {} and {}", path.display(), ck_path.display());
     let phase = if shard == Shard::WHOLE { "enumerate".to_string() } else { format!("enumerate {}/{}", shard.k, shard.n) };
+    let wall = t0.elapsed().as_secs_f64();
     record(
         args,
         &phase,
-        t0.elapsed().as_secs_f64(),
+        wall,
         count,
         format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={}", units.len(), cfg.halide_depth),
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(PhaseOut {
+        files: vec![path],
+        summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, {halide_terms} Halide terms, {proofs} proofs ({refuted} refuted, {unknown} unknown)", units.len()),
+    })
 }
 
 /// `--phase abstract`: the enumerated and swizzle rules (from `--out-dir`)
 /// folded into abstract rules, every instance proved, written to
 /// rulesets/<target>_synth.egg (or `--rules-out`).
-fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
+fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
     use misaal_synth::abstraction::{self, run::run as abstract_run};
     let t0 = Instant::now();
     if args.include_unverified {
@@ -316,7 +516,8 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         let path = args.out_dir.join(format!("{}_{file}.egg", args.spec.target));
         let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}; run `misaal synth --phase {phase}` first", path.display()))?;
         let c = abstraction::read_concrete(&path.display().to_string(), &text, phase)?;
-        inputs.push(format!("{} ({} rules)", path.display(), c.len()));
+        // File names only: a merged run and a whole run in other folders write the same bytes.
+        inputs.push(format!("{}_{file}.egg ({} rules)", args.spec.target, c.len()));
         concrete.extend(c);
     }
     let lib = load_verified(&args.spec, false)?;
@@ -327,7 +528,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
     let out_path = args.rules_out.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(&format!("{}_synth", args.spec.target)));
     let header = format!(
-        "; {}: generated by misaal {} with `misaal synth --target {} --phase abstract`; do not edit.\n\
+        "; {}: generated by misaal {} with `misaal synth --target {}` (its abstract phase); do not edit.\n\
          ; Abstract lowering rules over element width (?bw), lane count (?n), vector size (?vsize)\n\
          ; and signedness (?sign), folded from the proved concrete rules of {}.\n\
          ; Every instance was proved by the verifier (Z3) on this machine's verified specs\n\
@@ -337,7 +538,10 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         args.spec.target,
         inputs.join(" and ")
     );
+    let pb = spinner("abstract");
+    pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
     let out = pool.install(|| abstract_run(&concrete, &lib, &halide, &cfg, &cache, &header, true));
+    pb.finish_and_clear();
     let _ = cache.lock().expect("cache").save();
     let out = out?;
     let tmp = out_path.with_extension(format!("tmp{}", std::process::id()));
@@ -355,10 +559,11 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
         println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
     }
     println!("wrote {} in {:.1} s", out_path.display(), t0.elapsed().as_secs_f64());
+    let wall = t0.elapsed().as_secs_f64();
     record(
         args,
         "abstract",
-        t0.elapsed().as_secs_f64(),
+        wall,
         out.rules,
         format!(
             "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={}",
@@ -373,5 +578,15 @@ fn abstract_phase(args: &SynthArgs) -> Result<ExitCode, String> {
             out.split_instances
         ),
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(PhaseOut {
+        files: vec![out_path],
+        summary: format!(
+            "abstract   {wall:>7.1} s  {} concrete into {} abstract rules, {:.1}x (MISAAL: 5,806 into 329, 17.6x); {} instances proved; {} split rules",
+            out.concrete,
+            out.rules,
+            out.concrete as f64 / out.rules.max(1) as f64,
+            out.instances,
+            out.split_rules
+        ),
+    })
 }

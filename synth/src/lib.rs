@@ -4,10 +4,11 @@
 //! fingerprint and proved by the verifier (`enumerate`); and the
 //! abstraction of those proved concrete rules into rules over element
 //! width, lane count, vector size and signedness (`abstraction`), with the split rules of lane-local Halide
-//! ops (`legalize`). Nothing
+//! ops (`legalize`); the whole pipeline's checkpoint (`pipeline`). Nothing
 //! is written as a rule unless the verifier proved it.
 
 pub mod abstraction;
 pub mod enumerate;
 pub mod legalize;
+pub mod pipeline;
 pub mod swizzle_rules;
