@@ -87,14 +87,16 @@ impl Target {
     /// does not vouch for are never loaded), the Halide ops, and its cost
     /// table (`isa/costs/<isa>.csv` if present, else spec cost lines).
     pub fn load(isa: &str) -> Result<Target, String> {
-        let (isa, widths, register_bits): (&'static str, &[i128], i64) = match isa {
-            "x86" => ("x86", &misaal_rulesets::X86_VECTOR_WIDTHS, 256),
-            // NEON's D and Q registers.
-            "arm" => ("arm", &[64, 128], 128),
-            // An HVX vector (128-byte mode) and a vector pair.
-            "hvx" => ("hvx", &[1024, 2048], 1024),
+        // The widest register emission holds a value in (AVX2 here, NEON's
+        // Q registers, one HVX vector); rules instantiate at the rule
+        // target's widths.
+        let (isa, register_bits): (&'static str, i64) = match isa {
+            "x86" => ("x86", 256),
+            "arm" => ("arm", 128),
+            "hvx" => ("hvx", 1024),
             other => return Err(format!("error: unknown target `{other}` (known: {})", ISAS.join(", "))),
         };
+        let widths = misaal_rulesets::TargetIsa::by_name(isa).ok_or_else(|| format!("error: no rule target `{isa}`"))?.vector_widths;
         let dir = misaal_isa::bundled_spec_dir(isa);
         let mut instrs = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
