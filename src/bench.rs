@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
 }
@@ -112,7 +112,7 @@ fn c_type(t: Type) -> String {
     format!("{}int{}_t", if t.is_int() { "" } else { "u" }, t.bits)
 }
 
-fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String> {
+pub(crate) fn manifest(suite: &Path) -> Result<Vec<(String, String, Vec<ArgSpec>)>, String> {
     let m = misaal_compiler::manifest::load_manifest(&suite.join("manifest.json")).map_err(|e| e.to_string())?;
     Ok(m.kernels.into_iter().map(|k| (k.name, k.function, k.args)).collect())
 }
@@ -299,7 +299,13 @@ fn xorshift(state: &mut u64) -> u64 {
 /// uniform; after it, sets alternate between all-maximum elements and an
 /// edge mix, where 40% of elements are 0, all ones, signed MIN or signed MAX,
 /// so saturation, rounding and overflow paths are compared too.
-fn input_data(run: usize, n: usize, size: usize, state: &mut u64) -> Vec<u8> {
+/// The generator state of kernel `name`'s input set `run`: every target's
+/// bench feeds a kernel the same bytes.
+pub(crate) fn input_seed(name: &str, run: usize) -> u64 {
+    0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
+}
+
+pub(crate) fn input_data(run: usize, n: usize, size: usize, state: &mut u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(n * size);
     for _ in 0..n {
         let r = xorshift(state);
@@ -342,7 +348,7 @@ fn peak_rss_of_child(cmd: &mut Command) -> Result<(std::process::ExitStatus, u64
     Ok((std::process::ExitStatus::from_raw(status), ru.ru_maxrss as u64, err))
 }
 
-fn halide_include() -> Result<PathBuf, String> {
+pub(crate) fn halide_include() -> Result<PathBuf, String> {
     let out = Command::new("python3")
         .args(["-c", "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))"])
         .output()
@@ -431,7 +437,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // (input set, its input buffers, our output), for the interpreter.
     let mut pending: Vec<(usize, Vec<(String, Vec<u8>)>, Vec<u8>)> = Vec::new();
     for run in 0..inputs {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (run as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        let mut state = input_seed(name, run);
         let mut bufs = Vec::new();
         for a in args.iter().filter(|a| a.buffer && !a.output) {
             let data = input_data(run, elements(&a.dims), (a.ty.bits as usize).div_ceil(8), &mut state);
@@ -548,10 +554,10 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
 /// same kernel in one folder overwrite each other's inputs and outputs and
 /// report mismatches that are not there. The lock file holds the owner's pid;
 /// one whose owner has exited is taken over.
-struct WorkLock(PathBuf);
+pub(crate) struct WorkLock(PathBuf);
 
 impl WorkLock {
-    fn take(work: &Path) -> Result<WorkLock, String> {
+    pub(crate) fn take(work: &Path) -> Result<WorkLock, String> {
         std::fs::create_dir_all(work).map_err(|e| format!("error: {}: {e}", work.display()))?;
         let path = work.join(".lock");
         for _ in 0..2 {

@@ -166,6 +166,11 @@ struct CompileArgs {
 
 #[derive(Args)]
 struct BenchArgs {
+    /// `x86` (Halide's objects timed on this CPU) or `hvx` (built
+    /// freestanding, run under qemu-hexagon, a static packet estimate;
+    /// suite benchmarks/hvx, reports/bench_hvx.csv).
+    #[arg(long, default_value = "x86", value_parser = ["x86", "hvx"])]
+    target: String,
     /// The suite folder: manifest.json, stmt/, build/halide/.
     #[arg(long, default_value = "benchmarks")]
     suite: PathBuf,
@@ -370,6 +375,7 @@ enum IsaCmd {
 const VERDICT_CACHE: &str = ".misaal-cache/verify.tsv";
 
 mod bench;
+mod bench_hvx;
 mod check;
 mod classes;
 mod measure;
@@ -428,6 +434,7 @@ fn main() -> ExitCode {
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
+        Cmd::Bench(args) if args.target == "hvx" => bench_hvx::bench(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Synth(args) => synth::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
