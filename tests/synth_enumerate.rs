@@ -139,6 +139,23 @@ fn x86_depth_two_finds_absd_and_widening_adds_on_u8() {
     assert_eq!(reverify(&file), Ok(r.rules.len()));
 }
 
+#[test]
+fn two_input_narrowing_packs_are_found_through_concat() {
+    // vpackuswb/vpacksswb and vpackusdw/vpackssdw: a saturating narrow of
+    // the concatenation of two vectors (evaluated at full lanes, since a
+    // concat does not commute with taking the low half).
+    let cfg = config(&[&["i16x8", "i16x8"], &["i32x4", "i32x4"]], 1, 1);
+    let (r16, r32) = (unit(&cfg, 0), unit(&cfg, 1));
+    let texts: Vec<&String> = r16.rules.iter().chain(&r32.rules).map(|x| &x.text).collect();
+    assert_eq!(rhs_of(&r16, "(saturating_cast (i 16 16) 0 8 (concat (i 16 8) 8 ?a ?b))"), Some("(x86 _mm_packus_epi16 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r16, "(saturating_cast (i 16 16) 1 8 (concat (i 16 8) 8 ?a ?b))"), Some("(x86 _mm_packs_epi16 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r32, "(saturating_cast (i 32 8) 0 16 (concat (i 32 4) 4 ?a ?b))"), Some("(x86 _mm_packus_epi32 ?a ?b)"), "{texts:#?}");
+    assert_eq!(rhs_of(&r32, "(saturating_cast (i 32 8) 1 16 (concat (i 32 4) 4 ?a ?b))"), Some("(x86 _mm_packs_epi32 ?a ?b)"), "{texts:#?}");
+    // Proved again from the text alone.
+    let file = render_rules(&cfg, &[r16, r32]);
+    assert_eq!(reverify(&file), Ok(file.matches("(rewrite").count()));
+}
+
 /// A rule the verifier refutes is never written. With two fingerprint
 /// cases, many wrong pairs look equal and reach the verifier; they are
 /// refuted and left out, and what is written is still all proved.

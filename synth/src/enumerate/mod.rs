@@ -225,7 +225,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     }
     let wanted = |t: HTy, fp: u64| by_low.contains_key(&(t.width(), fp));
     let limits = halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level };
-    let hp = halide::enumerate(inp.halide, &sig, &reduced, &limits, &wanted);
+    let mut hp = halide::enumerate(inp.halide, &sig, &reduced, &limits, &wanted);
     let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.evaluated, x86_terms: xp.entries.len(), halide_cut: hp.cut, ..Default::default() };
     let all_vars = (1u8 << arity) - 1;
     let candidates: Vec<(u32, Vec<u32>)> = hp
@@ -255,6 +255,8 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
             (!xs.is_empty()).then_some((i as u32, xs))
         })
         .collect();
+    let mut candidates = candidates;
+    candidates.extend(pack_candidates(inp, &mut hp, xp, &by_low, full_inputs, &sig));
     res.matched = candidates.len();
 
     // Variables are renamed by first occurrence, so sub(b, a) and sub(a, b)
@@ -281,6 +283,42 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
         }
     }
     Ok(res)
+}
+
+/// Two-input narrowing packs, `cast` or `saturating_cast` of
+/// `concat(a, b)` to half the element width (vpackuswb, vpackssdw and
+/// friends). A concat moves `b` into the upper lanes, so its value at
+/// reduced lanes is not the low half of its value at full lanes, which is
+/// what the x86 terms are indexed by: these terms are evaluated at full
+/// lanes instead, and the low half of that value is looked up.
+fn pack_candidates(inp: &Inputs, hp: &mut HPool, xp: &XPool, by_low: &HashMap<(u32, u64), Vec<u32>>, full: &[Vec<BitVec>], sig: &[HTy]) -> Vec<(u32, Vec<u32>)> {
+    let [t, t2] = sig else { return Vec::new() };
+    if t != t2 || t.bits < 16 || t.width() != inputs::FULL_BITS {
+        return Vec::new();
+    }
+    let entry = |node, ty, depth, size| halide::HEntry { node, ty, vals: Vec::new(), depth, size, vars: 0b11 };
+    let wide = HTy::new(t.signed, t.bits, 2 * t.lanes);
+    let concat = halide::HNode::Op { op: "concat", generics: vec![t.signed as i128, t.bits as i128, t.lanes as i128, t.lanes as i128], args: vec![0, 1] };
+    hp.entries.push(entry(concat, wide, 1, 1));
+    let c = hp.entries.len() as u32 - 1;
+    let mut out = Vec::new();
+    for op in ["saturating_cast", "cast"] {
+        for signed in [false, true] {
+            let to = HTy::new(signed, t.bits / 2, wide.lanes);
+            let generics = vec![t.signed as i128, t.bits as i128, wide.lanes as i128, signed as i128, to.bits as i128];
+            hp.entries.push(entry(halide::HNode::Op { op, generics, args: vec![c] }, to, 2, 2));
+            let h = hp.entries.len() as u32 - 1;
+            let Some(vals) = full_values(inp.halide, hp, h, full) else { continue };
+            let low = inputs::fingerprint(vals.iter().map(|v| v.truncate(v.width() / 2)).collect::<Vec<_>>().iter());
+            // Any number of instructions (fewest first): no chain of other
+            // rules covers a concat, which has no lowering of its own.
+            let xs: Vec<u32> = by_low.get(&(to.width(), low)).into_iter().flatten().copied().filter(|&x| xp.entries[x as usize].vars == 0b11).take(3).collect();
+            if !xs.is_empty() {
+                out.push((h, xs));
+            }
+        }
+    }
+    out
 }
 
 struct Outcome {
