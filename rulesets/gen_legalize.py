@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the `legalize` section of rulesets/x86.egg (between its markers).
+"""Writes the `legalize` section of rulesets/x86.egg (between its markers);
+with --target arm, that of rulesets/arm.egg.
 
 Legalization splits a Halide op on vectors wider than a register into the
 same op on the two halves, concatenated: op<2n>(a, b) = concat(op<n>(lo a,
@@ -10,7 +11,15 @@ any other: `misaal verify` proves each at every instantiation, and the
 compiler loads only proved ones. Run after editing OPS; the output is
 committed, so the rule file stays the one source the compiler reads.
 """
-import pathlib, re
+import pathlib, re, sys
+
+# --target arm writes rulesets/arm.egg's section: NEON has 64-bit D and
+# 128-bit Q registers, so an op splits while its widest half (operands or
+# result) is at least a Q register, down to halves of 64 bits (a widening
+# op's 64-bit operands, a narrowing op's 64-bit result). x86 splits while
+# every half is at least 128 bits.
+TARGET = sys.argv[sys.argv.index("--target") + 1] if "--target" in sys.argv else "x86"
+assert TARGET in ("x86", "arm"), TARGET
 
 # Halves of n lanes: every operand piece at least 128 bits (a register),
 # the whole at most 4096 bits.
@@ -31,9 +40,11 @@ def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None):
            f"           ({rhs_head} {half(1)}))")
     # Element widths are ?bw or (* 2 ?bw); bools (1) do not bound the split.
     factors = [2 if b == "(* 2 ?bw)" else 1 for _, _, b in args + [(None, None, out_bw)] if b != "1"]
-    when = f"{LANES} (>= (* ?n ?bw) 128) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
+    # x86: every half at least 128 bits; ARM: the widest half at least 128.
+    least = "?bw" if TARGET == "x86" else ("(* 2 ?bw)" if max(factors) == 2 else "?bw")
+    when = f"{LANES} (>= (* ?n {least}) 128) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
     head = f"; {comment}\n" if comment else ""
-    return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"x86.split-{name}\" :ruleset x86)\n"
+    return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"{TARGET}.split-{name}\" :ruleset {TARGET})\n"
 
 out = []
 # Binary ops of one type <S, E, N>.
@@ -63,8 +74,15 @@ for op in ["widen_right_add", "widen_right_sub", "widen_right_mul"]:
                     f"{op} (t ?sign ?bw ?n)", "(<= ?bw 32)"))
 # Conversions <S, E, N, S2, E2>.
 for op in ["cast", "saturating_cast"]:
-    out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                    f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (!= ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
+    if TARGET == "x86":
+        out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (!= ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
+    else:
+        # Widening: the result's half is the wider; narrowing: the operand's.
+        out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
+        out.append(rule(op + "-narrow", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (> ?bw ?bw2)"))
 # Fixed-point multiplies: the shift amount q is unsigned.
 for op in ["mul_shift_right", "rounding_mul_shift_right"]:
     out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n))", [("?a", "?sign", "?bw"), ("?b", "?sign", "?bw"), ("?q", "0", "?bw")], "?sign", "?bw",
@@ -78,24 +96,24 @@ out.append(rule("select", "select (t ?sign ?bw (* 2 ?n))", [("?c", "0", "1"), ("
 # A broadcast splits into two broadcasts of the same scalar.
 out.append("(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
            "         (concat (t ?sign ?bw ?n) ?n (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
-           f"  :when ({LANES} (>= (* ?n ?bw) 128) (<= (* ?n ?bw) 2048)) :name \"x86.split-broadcast\" :ruleset x86)\n")
+           f"  :when ({LANES} (>= (* ?n ?bw) 128) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.split-broadcast\" :ruleset {TARGET})\n")
 # Reductions by groups of F: each half of the result reduces its own half.
 for op in ["vector_reduce_add", "vector_reduce_saturating_add", "vector_reduce_min", "vector_reduce_max"]:
     out.append(f"(rewrite ({op} (t ?sign ?bw (* 2 ?n)) ?f ?a)\n"
                f"         (concat (t ?sign ?bw ?n) ?n\n"
                f"           ({op} (t ?sign ?bw ?n) ?f (slice (t ?sign ?bw (* ?n ?f)) (* 2 (* ?n ?f)) 0 1 ?a))\n"
                f"           ({op} (t ?sign ?bw ?n) ?f (slice (t ?sign ?bw (* ?n ?f)) (* 2 (* ?n ?f)) (* ?n ?f) 1 ?a)))\n"
-               f"  :when ({LANES} (in ?f 2 4) (>= (* ?n ?bw) 128) (<= (* (* ?n ?f) ?bw) 2048)) :name \"x86.split-{op}\" :ruleset x86)\n")
+               f"  :when ({LANES} (in ?f 2 4) (>= (* ?n ?bw) 128) (<= (* (* ?n ?f) ?bw) 2048)) :name \"{TARGET}.split-{op}\" :ruleset {TARGET})\n")
 # Slicing a concatenation at a half gives that half back.
 out.append("; A half of a concatenation is that half.\n"
            "(rewrite (slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 (concat (t ?sign ?bw ?n) ?n ?a ?b)) ?a\n"
-           f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"x86.slice-concat-lo\" :ruleset x86)\n"
+           f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.slice-concat-lo\" :ruleset {TARGET})\n"
            "(rewrite (slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 (concat (t ?sign ?bw ?n) ?n ?a ?b)) ?b\n"
-           f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"x86.slice-concat-hi\" :ruleset x86)\n")
+           f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.slice-concat-hi\" :ruleset {TARGET})\n")
 
 BEGIN = "; == legalize (generated by rulesets/gen_legalize.py; edit it, not this) ==\n"
 END = "; == end legalize ==\n"
-path = pathlib.Path(__file__).with_name("x86.egg")
+path = pathlib.Path(__file__).with_name(f"{TARGET}.egg")
 text = path.read_text()
 intro = ("; Ops on vectors wider than a register split into halves, recursively,\n"
          "; until each half fits a register the target has.\n")

@@ -122,7 +122,7 @@ impl Rule {
                 Term::Instr(name, args, _) => {
                     for part in name.split('{').skip(1) {
                         if let Some((v, _)) = part.split_once('}')
-                            && !crate::instantiate::TEMPLATE_KEYS.contains(&v)
+                            && !crate::instantiate::is_template_key(v)
                             && !out.iter().any(|o| o == v)
                         {
                             out.push(v.to_string());

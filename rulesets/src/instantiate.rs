@@ -12,8 +12,14 @@ pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
 /// `mm512` by `?vsize*`), `{q}` (ARM: empty for a 64-bit `?vsize*`, `q` for
 /// 128), `{su}` (ARM type suffixes: `s` when `?sign` is 1, `u` when 0) and
 /// `{ty}` (HVX element types: `b`, `h`, `w` for signed `?bw` 8, 16, 32, and
-/// `ub`, `uh`, `uw` unsigned).
+/// `ub`, `uh`, `uw` unsigned). `{su2}` reads `?sign2`, `{ty2}` reads
+/// `?sign2` and `?bw2`, and so on for any suffix of digits.
 pub const TEMPLATE_KEYS: [&str; 4] = ["mm", "q", "su", "ty"];
+
+/// Whether a `{key}` is a spelled template rather than a variable.
+pub fn is_template_key(key: &str) -> bool {
+    ["mm", "q"].contains(&key) || ["su", "ty"].iter().any(|p| key.strip_prefix(p).is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())))
+}
 
 pub type Assignment = Vec<(String, i128)>;
 
@@ -145,10 +151,14 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
                 ("q", 128) => "q",
                 _ => return Err(format!("{{{key}}} has no form for ?vsize={vs}")),
             });
-        } else if key == "su" || key == "ty" {
-            let get = |name: &str| env.iter().find(|(v, _)| v == name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"));
+        } else if is_template_key(key) {
+            let suffix = &key[2..];
+            let get = |name: &str| {
+                let name = format!("{name}{suffix}");
+                env.iter().find(|(v, _)| *v == name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"))
+            };
             let sign = get("sign")?;
-            if key == "su" {
+            if key.starts_with("su") {
                 n.push_str(match sign {
                     0 => "u",
                     1 => "s",

@@ -15,7 +15,7 @@ pub mod sexp;
 pub mod target;
 
 pub use ast::{Cond, IntExpr, Rule, Term};
-pub use instantiate::{Assignment, TEMPLATE_KEYS, X86_VECTOR_WIDTHS, describe_env, expand_name, instantiations, op_generics};
+pub use instantiate::{Assignment, TEMPLATE_KEYS, X86_VECTOR_WIDTHS, is_template_key, describe_env, expand_name, instantiations, op_generics};
 pub use names::{check_names, closest};
 pub use parser::{file_target, parse_rules};
 pub use target::{ARM, HVX, TARGETS, TargetIsa, X86};

@@ -240,6 +240,19 @@ pub fn cache_key(sides: &Sides, cfg: &AuditConfig) -> String {
     format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
 }
 
+/// A key for a proof alone: both sides' meaning without the audit
+/// settings. A `proved` verdict holds whatever budget found it, so a proof
+/// found with a longer `--timeout` (32-bit multiply-highs need one) also
+/// answers a lookup under the default settings the compiler uses. Refuted
+/// and unknown verdicts are kept under [`cache_key`] only.
+pub fn proof_key(sides: &Sides) -> String {
+    let names: Vec<String> = sides.vars.iter().map(|(n, _)| format!("?{n}")).collect();
+    let render = |s: &Semantics| s.dag.render(s.lanes[0].root, &names);
+    let text = format!("proof\n{}\n=\n{}", render(&sides.lhs), render(&sides.rhs));
+    let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    format!("p{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+}
+
 /// The quickcheck stream of one instantiation: the configured seed mixed
 /// with a digest of both sides, so different rule instances draw different
 /// cases while a re-run of the same instance draws the same ones.
@@ -583,10 +596,23 @@ pub fn run_job(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &std::sync
         }
     };
     let key = cache_key(&sides, cfg);
-    if let Some((v, ms, n, cx)) = cache.lock().expect("cache").get(&key).cloned() {
-        return InstanceResult { rule: rule.name.clone(), instantiation: describe_env(env), verdict: v, solver_ms: ms, quickcheck_cases: n, counterexample: cx, cached: true };
+    let pkey = proof_key(&sides);
+    {
+        let mut c = cache.lock().expect("cache");
+        let hit = match c.get(&key).cloned() {
+            Some(h) => Some(h),
+            None => c.get(&pkey).filter(|h| h.0 == Verdict::Proved).cloned(),
+        };
+        if let Some((v, ms, n, cx)) = hit {
+            return InstanceResult { rule: rule.name.clone(), instantiation: describe_env(env), verdict: v, solver_ms: ms, quickcheck_cases: n, counterexample: cx, cached: true };
+        }
     }
     let r = check_instance(rule, env, &sides, cfg);
-    cache.lock().expect("cache").put(key, &r);
+    let mut c = cache.lock().expect("cache");
+    c.put(key, &r);
+    if r.verdict == Verdict::Proved {
+        c.put(pkey, &r);
+    }
+    drop(c);
     r
 }
