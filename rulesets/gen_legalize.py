@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the `legalize` section of rulesets/x86.egg (between its markers);
-with --target arm, that of rulesets/arm.egg.
+with --target arm or --target hvx, that of rulesets/arm.egg or hvx.egg.
 
 Legalization splits a Halide op on vectors wider than a register into the
 same op on the two halves, concatenated: op<2n>(a, b) = concat(op<n>(lo a,
@@ -19,7 +19,10 @@ import pathlib, re, sys
 # op's 64-bit operands, a narrowing op's 64-bit result). x86 splits while
 # every half is at least 128 bits.
 TARGET = sys.argv[sys.argv.index("--target") + 1] if "--target" in sys.argv else "x86"
-assert TARGET in ("x86", "arm"), TARGET
+assert TARGET in ("x86", "arm", "hvx"), TARGET
+# --target hvx: HVX registers are 1024 bits (pairs 2048), so an op splits
+# while every half is at least one vector register, as on x86.
+REG = 1024 if TARGET == "hvx" else 128
 
 # Halves of n lanes: every operand piece at least 128 bits (a register),
 # the whole at most 4096 bits.
@@ -41,8 +44,8 @@ def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None):
     # Element widths are ?bw or (* 2 ?bw); bools (1) do not bound the split.
     factors = [2 if b == "(* 2 ?bw)" else 1 for _, _, b in args + [(None, None, out_bw)] if b != "1"]
     # x86: every half at least 128 bits; ARM: the widest half at least 128.
-    least = "?bw" if TARGET == "x86" else ("(* 2 ?bw)" if max(factors) == 2 else "?bw")
-    when = f"{LANES} (>= (* ?n {least}) 128) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
+    least = "(* 2 ?bw)" if TARGET == "arm" and max(factors) == 2 else "?bw"
+    when = f"{LANES} (>= (* ?n {least}) {REG}) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
     head = f"; {comment}\n" if comment else ""
     return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"{TARGET}.split-{name}\" :ruleset {TARGET})\n"
 
@@ -77,6 +80,12 @@ for op in ["cast", "saturating_cast"]:
     if TARGET == "x86":
         out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
                         f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (!= ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
+    elif TARGET == "hvx":
+        # Every half a register: the narrower side's half at least 1024 bits.
+        out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (<= (* ?n ?bw2) 2048)"))
+        out.append(rule(op + "-narrow", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (> ?bw ?bw2) (>= (* ?n ?bw2) 1024)"))
     else:
         # Widening: the result's half is the wider; narrowing: the operand's.
         out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
@@ -96,14 +105,14 @@ out.append(rule("select", "select (t ?sign ?bw (* 2 ?n))", [("?c", "0", "1"), ("
 # A broadcast splits into two broadcasts of the same scalar.
 out.append("(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
            "         (concat (t ?sign ?bw ?n) ?n (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
-           f"  :when ({LANES} (>= (* ?n ?bw) 128) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.split-broadcast\" :ruleset {TARGET})\n")
+           f"  :when ({LANES} (>= (* ?n ?bw) {REG}) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.split-broadcast\" :ruleset {TARGET})\n")
 # Reductions by groups of F: each half of the result reduces its own half.
 for op in ["vector_reduce_add", "vector_reduce_saturating_add", "vector_reduce_min", "vector_reduce_max"]:
     out.append(f"(rewrite ({op} (t ?sign ?bw (* 2 ?n)) ?f ?a)\n"
                f"         (concat (t ?sign ?bw ?n) ?n\n"
                f"           ({op} (t ?sign ?bw ?n) ?f (slice (t ?sign ?bw (* ?n ?f)) (* 2 (* ?n ?f)) 0 1 ?a))\n"
                f"           ({op} (t ?sign ?bw ?n) ?f (slice (t ?sign ?bw (* ?n ?f)) (* 2 (* ?n ?f)) (* ?n ?f) 1 ?a)))\n"
-               f"  :when ({LANES} (in ?f 2 4) (>= (* ?n ?bw) 128) (<= (* (* ?n ?f) ?bw) 2048)) :name \"{TARGET}.split-{op}\" :ruleset {TARGET})\n")
+               f"  :when ({LANES} (in ?f 2 4) (>= (* ?n ?bw) {REG}) (<= (* (* ?n ?f) ?bw) 2048)) :name \"{TARGET}.split-{op}\" :ruleset {TARGET})\n")
 # Slicing a concatenation at a half gives that half back.
 out.append("; A half of a concatenation is that half.\n"
            "(rewrite (slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 (concat (t ?sign ?bw ?n) ?n ?a ?b)) ?a\n"

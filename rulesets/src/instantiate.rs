@@ -12,13 +12,15 @@ pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
 /// `mm512` by `?vsize*`), `{q}` (ARM: empty for a 64-bit `?vsize*`, `q` for
 /// 128), `{su}` (ARM type suffixes: `s` when `?sign` is 1, `u` when 0) and
 /// `{ty}` (HVX element types: `b`, `h`, `w` for signed `?bw` 8, 16, 32, and
-/// `ub`, `uh`, `uw` unsigned). `{su2}` reads `?sign2`, `{ty2}` reads
-/// `?sign2` and `?bw2`, and so on for any suffix of digits.
-pub const TEMPLATE_KEYS: [&str; 4] = ["mm", "q", "su", "ty"];
+/// `ub`, `uh`, `uw` unsigned) and `{e}` (HVX element letters without a
+/// sign: `b`, `h`, `w` by `?bw`). `{su2}` reads `?sign2`, `{ty2}` reads
+/// `?sign2` and `?bw2`, `{e2}` reads `?bw2`, and so on for any suffix of
+/// digits.
+pub const TEMPLATE_KEYS: [&str; 5] = ["mm", "q", "su", "ty", "e"];
 
 /// Whether a `{key}` is a spelled template rather than a variable.
 pub fn is_template_key(key: &str) -> bool {
-    ["mm", "q"].contains(&key) || ["su", "ty"].iter().any(|p| key.strip_prefix(p).is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())))
+    ["mm", "q"].contains(&key) || ["su", "ty", "e"].iter().any(|p| key.strip_prefix(p).is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())))
 }
 
 pub type Assignment = Vec<(String, i128)>;
@@ -152,12 +154,12 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
                 _ => return Err(format!("{{{key}}} has no form for ?vsize={vs}")),
             });
         } else if is_template_key(key) {
-            let suffix = &key[2..];
+            let suffix = key.trim_start_matches(|c: char| c.is_ascii_alphabetic());
             let get = |name: &str| {
                 let name = format!("{name}{suffix}");
                 env.iter().find(|(v, _)| *v == name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"))
             };
-            let sign = get("sign")?;
+            let sign = if key.starts_with('e') { 1 } else { get("sign")? };
             if key.starts_with("su") {
                 n.push_str(match sign {
                     0 => "u",
@@ -169,7 +171,7 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
                     8 => "b",
                     16 => "h",
                     32 => "w",
-                    b => return Err(format!("{{ty}} has no HVX element type for ?bw={b}")),
+                    b => return Err(format!("{{{key}}} has no HVX element type for ?bw{suffix}={b}")),
                 };
                 n.push_str(if sign == 0 { "u" } else { "" });
                 n.push_str(letter);
