@@ -196,8 +196,16 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
         // then live at once and spill (blur7x7's sum_x loop: 15 ymm stores
         // and reloads per iteration against Halide's none). Scheduling with
         // register pressure in mind (as LLVM's scheduler does for Halide)
-        // interleaves them again: 62 instructions and no spill.
-        c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")\n#endif\n\n");
+        // interleaves them again: 62 instructions and no spill. Not with a
+        // register tile: there the pre-allocation schedule hoists all eight
+        // b loads of a k step and the tile's own stores spill around them
+        // (matmul k loop: 33-35 stack stores per step with it, 32 without;
+        // paired runs: matmul_bias_gelu_matmul +5%, matmul_bias_relu_matmul
+        // +4%, matmul_bias_gelu +7%; conv_nn -5% though it stores 32, not 37).
+        let tile = module.funcs.iter().any(|f| has_register_tile(&f.body));
+        if !tile {
+            c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")\n#endif\n\n");
+        }
         // GCC's scalar replacement of aggregates turns an accumulator tile
         // (matmul's `acc`, 32 ymm registers' worth, read and written only
         // at constant offsets) into 32 loop-carried values; with 16 ymm
@@ -207,7 +215,7 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
         // matmul_b2 0.64x -> 1.0x of Halide, matmul_b4 0.77x -> 1.15x. Only
         // for such tiles: SRA of the lane arrays in stencils helps them
         // (blur5x5 0.84x of its speed without it).
-        if module.funcs.iter().any(|f| has_register_tile(&f.body)) {
+        if tile {
             c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-tree-sra\")\n#endif\n\n");
         }
     }
