@@ -1,7 +1,8 @@
 //! File-driven rule corpora; every rule or file is its own test.
 //!
-//! - `rulesets/x86.egg`, the bundled ruleset users compile with: every
-//!   instantiation of every rule is `proved` (one test per rule). An
+//! - `rulesets/x86.egg`, `arm.egg` and `hvx.egg`, the bundled rulesets
+//!   users compile with: every instantiation of every rule is `proved` (one
+//!   test per rule, `bundled::<target>::<rule>`). An
 //!   instantiation over x86 specs that have not met their oracle (see
 //!   `isa/specs/x86/STATUS.tsv`; e.g. AVX-512 on a CPU without it) is not
 //!   audited and is named on stderr; a rule with none left is ignored
@@ -51,8 +52,12 @@ fn libs_of(rules: &[Rule]) -> &'static Libs {
     libs_for(rules.first().map_or(&misaal_rulesets::X86, |r| r.target))
 }
 
+/// ARM's 32-bit multiply-highs (vqdmulhq_s32, vqrdmulhq_s32) take Z3 more
+/// than the default 10 s; they are proved with the budget
+/// `misaal verify --rules arm --timeout 120000` uses.
 fn cfg_for(isa: &TargetIsa) -> AuditConfig {
-    AuditConfig { quickcheck_cases: 300, vector_widths: isa.vector_widths.to_vec(), ..Default::default() }
+    let timeout_ms = if isa.name == "x86" { AuditConfig::default().timeout_ms } else { 120_000 };
+    AuditConfig { quickcheck_cases: 300, timeout_ms, vector_widths: isa.vector_widths.to_vec(), ..Default::default() }
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {

@@ -1,4 +1,5 @@
-//! `rulesets/x86.verdicts.tsv` ships the proofs of the bundled rules, so a
+//! `rulesets/x86.verdicts.tsv` ships the proofs of the bundled rules (and
+//! `arm.verdicts.tsv`, `hvx.verdicts.tsv` those of the ARM and HVX rules), so a
 //! fresh checkout compiles every benchmark without proving a rule first. If a
 //! rule or a spec changes, its key changes, the shipped entry no longer
 //! answers, and this test fails until the file is regenerated with
@@ -33,4 +34,50 @@ fn the_shipped_verdicts_cover_every_benchmark() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `rulesets/arm.verdicts.tsv` and `rulesets/hvx.verdicts.tsv` hold a
+/// proof of every instance of `rulesets/arm.egg` and `rulesets/hvx.egg`
+/// (keyed by `proof_key`, the meaning of both sides alone), so that the
+/// compiler finds every instance proved without proving it. Checked
+/// without the compiler: every instance's key must be a `proved` line of
+/// the shipped file. Regenerate with
+///     misaal verify --rules arm --timeout 120000 --no-cache --export-verdicts rulesets/arm.verdicts.tsv
+/// (and the same for hvx); the 32-bit multiply-highs need the longer timeout.
+#[test]
+fn the_arm_and_hvx_shipped_verdicts_prove_every_instance() {
+    use misaal_verifier::audit::{AuditConfig, Libraries, build_sides, load_rules_verified, plan, proof_key};
+    let halide = misaal_frontends::halide_ops().unwrap();
+    for isa in [&misaal_rulesets::ARM, &misaal_rulesets::HVX] {
+        let dir = isa.spec_dir();
+        let specs = misaal_isa::SpecLibrary::load_dir(&dir).unwrap();
+        let status = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).unwrap();
+        let libs = Libraries { x86: &specs, halide: &halide };
+        let cfg = AuditConfig { vector_widths: isa.vector_widths.to_vec(), ..AuditConfig::default() };
+        let path = isa.bundled_ruleset();
+        let rules = load_rules_verified(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap(), &libs, &cfg, &status).unwrap_or_else(|d| panic!("{d}"));
+        let shipped = std::fs::read_to_string(isa.shipped_verdicts()).unwrap_or_else(|e| panic!("{}: {e}", isa.shipped_verdicts().display()));
+        let proved: std::collections::HashSet<&str> = shipped.lines().filter_map(|l| l.split_once('\t')).filter(|(_, rest)| rest.starts_with("proved\t")).map(|(k, _)| k).collect();
+        let jobs = plan(&rules, &cfg).unwrap_or_else(|(_, e)| panic!("{e}"));
+        assert!(jobs.len() > 100, "{}: only {} instances", isa.name, jobs.len());
+        let mut missing = Vec::new();
+        for j in &jobs {
+            let env = j.env.as_ref().unwrap_or_else(|| panic!("{} has no instantiation", j.rule.name));
+            let sides = build_sides(&libs, j.rule, env).unwrap_or_else(|e| panic!("{} [{}]: {e}", j.rule.name, misaal_rulesets::describe_env(env)));
+            if !proved.contains(proof_key(&sides).as_str()) {
+                missing.push(format!("{} [{}]", j.rule.name, misaal_rulesets::describe_env(env)));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{} of {} {} instances have no proof in {}; regenerate it:\n    misaal verify --rules {} --timeout 120000 --no-cache --export-verdicts {}\nfirst: {}",
+            missing.len(),
+            jobs.len(),
+            isa.name,
+            isa.shipped_verdicts().display(),
+            isa.name,
+            isa.shipped_verdicts().display(),
+            missing.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
 }
