@@ -339,19 +339,34 @@ struct Context<'a> {
     inputs: usize,
     interp: bool,
     naive: bool,
+    /// `--rules` files for our compile (empty: rulesets/hvx.egg).
+    rules: &'a [PathBuf],
     target: &'a str,
 }
 
 /// Our C for one kernel: (method, C text, fallbacks, compile ms).
-fn compile_ours(cx: &Context, stmt: &Path, symbol: &str) -> Result<(&'static str, String, Option<u64>, f64), String> {
+fn compile_ours(cx: &Context, stmt: &Path, symbol: &str, out: &Path) -> Result<(&'static str, String, Option<u64>, f64), String> {
+    // `misaal compile --target hvx` in a child, as a user runs it, timed whole.
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("compile").arg(stmt).args(["--target", "hvx", "--name", symbol]).arg("-o").arg(out);
+    if cx.naive {
+        cmd.arg("--naive");
+    }
+    for r in cx.rules {
+        cmd.arg("--rules").arg(r);
+    }
     let t = Instant::now();
-    let text = std::fs::read_to_string(stmt).map_err(|e| format!("cannot read {}: {e}", stmt.display()))?;
-    let module = misaal_frontends::stmt::parse_module(&stmt.display().to_string(), &text).map_err(|d| d.to_string())?;
-    // Instruction selection for HVX arrives with the HVX dialect; until
-    // then every run is the naive lowering (method `naive`).
-    let _ = cx.naive;
-    let prog = misaal_compiler::c::emit(&module, symbol).map_err(|e| e.to_string())?;
-    Ok(("naive", prog.c, None, t.elapsed().as_secs_f64() * 1e3))
+    let res = cmd.output().map_err(|e| format!("misaal compile: {e}"))?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let err = String::from_utf8_lossy(&res.stderr);
+    if !res.status.success() {
+        return Err(format!("compile failed: {}", err.trim()));
+    }
+    // Subterms left to the naive lowering, as the compile counted them.
+    let fallbacks = err.lines().find_map(|l| l.strip_prefix("isel: ").and_then(|l| l.split("fallback_exprs ").nth(1)).and_then(|n| n.trim().parse().ok()));
+    let c = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok((if cx.naive { "naive" } else { "isel" }, c, fallbacks, ms))
 }
 
 /// One input set's disagreements with the interpreter: (ours, Halide's).
@@ -364,7 +379,7 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     for (h, text) in SHIM_HEADERS {
         write_atomic(&dir.join("include").join(h), text)?;
     }
-    let (method, ours_c, fallback_exprs, compile_ms) = compile_ours(cx, &stmt, &format!("misaal_{function}"))?;
+    let (method, ours_c, fallback_exprs, compile_ms) = compile_ours(cx, &stmt, &format!("misaal_{function}"), &dir.join("misaal.c"))?;
     let naive_c = misaal_compiler::c::emit(
         &misaal_frontends::stmt::parse_module(&stmt.display().to_string(), &std::fs::read_to_string(&stmt).map_err(|e| e.to_string())?).map_err(|d| d.to_string())?,
         &format!("misaal_naive_{function}"),
@@ -565,7 +580,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = args.work_dir.join("hvx");
     let _lock = WorkLock::take(&work)?;
-    let cx = Context { tc: &tc, objdump, suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, naive: args.naive, target: &target };
+    let cx = Context { tc: &tc, objdump, suite: &suite, work: &work, include: &include, inputs: args.inputs, interp: !args.no_interp, naive: args.naive, rules: &args.rules, target: &target };
     let mut rows = Vec::new();
     let (mut failed, mut unchecked) = (0, 0);
     for (name, function, specs) in &kernels {
