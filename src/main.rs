@@ -168,8 +168,10 @@ struct CompileArgs {
 struct BenchArgs {
     /// `x86` (Halide's objects timed on this CPU) or `hvx` (built
     /// freestanding, run under qemu-hexagon, a static packet estimate;
-    /// suite benchmarks/hvx, reports/bench_hvx.csv).
-    #[arg(long, default_value = "x86", value_parser = ["x86", "hvx"])]
+    /// suite benchmarks/hvx, reports/bench_hvx.csv) or `arm` (cross-built,
+    /// run under qemu-aarch64, an llvm-mca estimate; benchmarks/arm,
+    /// reports/bench_arm.csv).
+    #[arg(long, default_value = "x86", value_parser = ["x86", "arm", "hvx"])]
     target: String,
     /// The suite folder: manifest.json, stmt/, build/halide/.
     #[arg(long, default_value = "benchmarks")]
@@ -375,6 +377,7 @@ enum IsaCmd {
 const VERDICT_CACHE: &str = ".misaal-cache/verify.tsv";
 
 mod bench;
+mod bench_arm;
 mod bench_hvx;
 mod check;
 mod classes;
@@ -435,6 +438,7 @@ fn main() -> ExitCode {
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
         Cmd::Bench(args) if args.target == "hvx" => bench_hvx::bench(args),
+        Cmd::Bench(args) if args.target == "arm" => bench_arm::bench(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Synth(args) => synth::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
