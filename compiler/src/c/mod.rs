@@ -42,6 +42,11 @@
 //!   float-to-integer conversions pin out-of-range values to what the
 //!   target's x86 instructions give (AVX-512 for an `avx512` target).
 //!
+//! One file per stage: this one the translation unit and the ABI
+//! (functions, scope, pragmas), [`stmt`] statements, [`scalar`] scalar
+//! expressions and runtime calls, [`vector`] the naive vector lowering,
+//! [`tile`] register tiles, [`isel_emit`] the selected instructions.
+//!
 //! Not handled (a [`CompileError`] saying `unsupported: ...`): float16,
 //! constant buffers (Halide does not print their contents), float
 //! `saturating_cast`, `require`, `div_round_to_zero`, `mod_round_to_zero`,
