@@ -284,6 +284,11 @@ fn loops_of(bundles: &[(u64, String)]) -> Packets {
     loops.sort();
     loops.dedup();
     let inner: Vec<&(u64, u64)> = loops.iter().filter(|(s, e)| !loops.iter().any(|(s2, e2)| (s2, e2) != (s, e) && s <= s2 && e2 <= e)).collect();
+    if std::env::var_os("MISAAL_HVX_LOOPS").is_some() {
+        for (s, e) in &inner {
+            eprintln!("innermost loop {s:#x}..={e:#x}: {} packets", bundles.iter().filter(|(a, _)| a >= s && a <= e).count());
+        }
+    }
     let packets = inner.iter().map(|(s, e)| bundles.iter().filter(|(a, _)| a >= s && a <= e).count()).sum();
     Packets { loops: inner.len(), packets }
 }

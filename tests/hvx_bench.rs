@@ -1,0 +1,131 @@
+//! `misaal bench --target hvx` on a CI subset of the HVX suite: each kernel
+//! compiled naively and with instruction selection (HVX intrinsics from
+//! rulesets/hvx.egg), built freestanding, run under qemu-hexagon and
+//! compared byte for byte with the reference interpreter; the row says
+//! `yes` only then. Halide's own HVX object is compared too when
+//! benchmarks/hvx/build/halide has it (it is not committed).
+//!
+//! Without clang-19, ld.lld-19 or qemu-hexagon (or the pip `halide`
+//! package, for HalideRuntime.h) the trials are reported as ignored
+//! (skipped), with a message naming what is missing: never passed.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SUITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/hvx");
+/// The CSV's columns, as README documents them.
+const HEADER: &str = "kernel,bit_exact,ours_packets,halide_packets,fallback_exprs,compile_ms,method,ours_loops,halide_loops,halide,target";
+
+/// A scratch suite with one kernel's Stmt, the manifest, and Halide's
+/// objects for it when the real suite has them built.
+fn scratch(case: &str, kernel: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hvx_bench").join(std::process::id().to_string()).join(case);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("suite/stmt")).unwrap();
+    std::fs::copy(format!("{SUITE}/manifest.json"), root.join("suite/manifest.json")).unwrap();
+    std::fs::copy(format!("{SUITE}/stmt/{kernel}.stmt"), root.join(format!("suite/stmt/{kernel}.stmt"))).unwrap();
+    let hl = Path::new(SUITE).join("build/halide");
+    if hl.join(format!("{kernel}.o")).is_file() && hl.join("runtime.o").is_file() {
+        std::fs::create_dir_all(root.join("suite/build/halide")).unwrap();
+        for f in [format!("{kernel}.o"), "runtime.o".to_string()] {
+            std::fs::copy(hl.join(&f), root.join("suite/build/halide").join(&f)).unwrap();
+        }
+    }
+    root
+}
+
+/// Runs the bench on `kernel` and checks its row: bit-exact against the
+/// interpreter, packets counted, the method asked for. Returns our C.
+fn bench(case: &str, kernel: &str, naive: bool) -> Result<String, Failed> {
+    let root = scratch(case, kernel);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_misaal"));
+    cmd.current_dir(&root).args(["bench", "--target", "hvx", "--suite", "suite", "--kernel", kernel, "--inputs", "2", "--work-dir", "work", "--report-dir", "reports"]);
+    if naive {
+        cmd.arg("--naive");
+    }
+    let out = cmd.output().map_err(|e| format!("run misaal: {e}"))?;
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(root.join("reports/bench_hvx.csv")).map_err(|e| format!("no CSV ({e}); stdout:\n{stdout}\nstderr:\n{stderr}"))?;
+    let mut lines = csv.lines();
+    if lines.next() != Some(HEADER) {
+        return Err(format!("the CSV's header changed:\n{csv}").into());
+    }
+    let row = lines.next().ok_or_else(|| format!("no row in\n{csv}"))?;
+    // The cells before bit_exact hold no commas; bit_exact is quoted.
+    let rest = row.strip_prefix(&format!("{kernel},")).ok_or_else(|| format!("row for another kernel: {row}"))?;
+    if !rest.starts_with("\"yes (2 inputs") || !rest.contains("interpreter)\"") {
+        return Err(format!("not bit-exact against the interpreter: {row}\n{stdout}\n{stderr}").into());
+    }
+    let after = &rest[rest.find(")\",").ok_or("unterminated bit_exact")? + 3..];
+    let cells: Vec<&str> = after.split(',').collect();
+    let packets: usize = cells[0].parse().map_err(|_| format!("no packet count for ours: {row}"))?;
+    if packets == 0 {
+        return Err(format!("no packets in ours' innermost loops: {row}").into());
+    }
+    let method = if naive { "naive" } else { "isel" };
+    if cells[4] != method {
+        return Err(format!("method `{}`, expected `{method}`: {row}", cells[4]).into());
+    }
+    if !out.status.success() {
+        return Err(format!("exit {:?}\n{stdout}\n{stderr}", out.status.code()).into());
+    }
+    let c = std::fs::read_to_string(root.join(format!("work/hvx/{kernel}/ours.c"))).map_err(|e| format!("ours.c: {e}"))?;
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(c)
+}
+
+fn naive_dilate3x3() -> Result<(), Failed> {
+    let c = bench("naive_dilate3x3", "dilate3x3", true)?;
+    if c.contains("Q6_") {
+        return Err("the naive build called HVX intrinsics".into());
+    }
+    Ok(())
+}
+
+/// With instruction selection the C must really use HVX intrinsics.
+fn isel(kernel: &'static str, needs: &'static [&'static str]) -> impl Fn() -> Result<(), Failed> {
+    move || {
+        let c = bench(&format!("isel_{kernel}"), kernel, false)?;
+        for n in needs {
+            if !c.contains(n) {
+                return Err(format!("{kernel}: no `{n}` in our C").into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What is missing to run the trials, if anything.
+fn missing() -> Option<String> {
+    let on_path = |t: &str| std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()));
+    let tools: Vec<&str> = ["clang-19", "ld.lld-19", "qemu-hexagon"].into_iter().filter(|t| !on_path(t)).collect();
+    if !tools.is_empty() {
+        return Some(format!("{} not found on PATH (scripts/setup.sh installs clang-19, lld-19 and qemu-user)", tools.join(", ")));
+    }
+    let halide = Command::new("python3").args(["-c", "import halide"]).output();
+    if !halide.is_ok_and(|o| o.status.success()) {
+        return Some("python3's halide package (HalideRuntime.h) is missing: pip install halide==21.0.0".into());
+    }
+    None
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let missing = missing();
+    let trial = |name: &str, f: Box<dyn Fn() -> Result<(), Failed> + Send + Sync>| match &missing {
+        None => Trial::test(name, move || f()),
+        Some(why) => {
+            eprintln!("SKIPPED {name}: {why}");
+            Trial::test(format!("{name} (skipped: {why})"), move || f()).with_ignored_flag(true)
+        }
+    };
+    let trials = vec![
+        trial("hvx_bench_naive_dilate3x3", Box::new(naive_dilate3x3)),
+        // Byte max on single vectors.
+        trial("hvx_bench_isel_dilate3x3", Box::new(isel("dilate3x3", &["Q6_Vub_vmax_VubVub"]))),
+        // Widening adds into vector pairs, and their halves.
+        trial("hvx_bench_isel_blur3x3", Box::new(isel("blur3x3", &["HVX_VectorPair", "Q6_V_lo_W"]))),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
