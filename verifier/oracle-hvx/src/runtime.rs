@@ -44,6 +44,27 @@ long sys(long nr, long a, long b, long c) {
   __asm__ volatile("trap0(#1)" : "+r"(r0) : "r"(r1), "r"(r2), "r"(r6) : "memory");
   return r0;
 }
+/* Hexagon has no divide instruction: compilers call these (compiler-rt's
+   names), by shift and subtract; C semantics, quotients truncated. */
+unsigned long long __hexagon_udivdi3(unsigned long long n, unsigned long long d) {
+  unsigned long long q = 0, r = 0;
+  for (int i = 63; i >= 0; i--) {
+    r = (r << 1) | ((n >> i) & 1);
+    if (r >= d) { r -= d; q |= 1ULL << i; }
+  }
+  return q;
+}
+unsigned long long __hexagon_umoddi3(unsigned long long n, unsigned long long d) { return n - __hexagon_udivdi3(n, d) * d; }
+long long __hexagon_divdi3(long long a, long long b) {
+  unsigned long long ua = a < 0 ? -(unsigned long long)a : (unsigned long long)a, ub = b < 0 ? -(unsigned long long)b : (unsigned long long)b;
+  unsigned long long q = __hexagon_udivdi3(ua, ub);
+  return (long long)((a < 0) != (b < 0) ? -q : q);
+}
+long long __hexagon_moddi3(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)__hexagon_divdi3(a, b) * (unsigned long long)b); }
+unsigned __hexagon_udivsi3(unsigned n, unsigned d) { return (unsigned)__hexagon_udivdi3(n, d); }
+unsigned __hexagon_umodsi3(unsigned n, unsigned d) { return n - __hexagon_udivsi3(n, d) * d; }
+int __hexagon_divsi3(int a, int b) { return (int)__hexagon_divdi3(a, b); }
+int __hexagon_modsi3(int a, int b) { return (int)((unsigned)a - (unsigned)__hexagon_divsi3(a, b) * (unsigned)b); }
 int read_exact(void *d, unsigned long n) {
   unsigned char *p = d;
   while (n) {
@@ -118,6 +139,13 @@ mod tests {
             }
         };
         let main = format!("{RUNTIME_H}{RUNTIME_C}void _start(void) {{ static unsigned char b[3]; while (read_exact(b, 3)) {{ for (int i = 0; i < 3; i++) b[i]++; write_all(b, 3); }} sys(SYS_EXIT, 0, 0, 0); for (;;) {{}} }}\n");
+        let divs = format!(
+            "{RUNTIME_H}{RUNTIME_C}void _start(void) {{ int x[4]; long long y[4]; unsigned u[2];\n\
+             while (read_exact(x, 8)) {{ volatile int a = x[0], b = x[1]; x[0] = a / b; x[1] = a % b; write_all(x, 8);\n\
+             volatile long long c = (long long)a * 100003, d = b; y[0] = c / d; y[1] = c % d; write_all(y, 16);\n\
+             volatile unsigned e = (unsigned)a, f = (unsigned)b; u[0] = e / f; u[1] = e % f; write_all(u, 8); }}\n\
+             sys(SYS_EXIT, 0, 0, 0); for (;;) {{}} }}\n"
+        );
         let dir = std::env::temp_dir().join(format!("misaal-oracle-hvx-rt-{}", std::process::id()));
         let exe = dir.join("echo");
         build(&tc.cc, &tc.ld, &dir, &[("main".into(), main)], &[], &[], &exe).expect("builds");
@@ -125,8 +153,30 @@ mod tests {
         use std::io::Write;
         child.stdin.take().expect("piped").write_all(&[0, 1, 2, 250, 254, 255]).expect("write");
         let out = child.wait_with_output().expect("runs");
-        let _ = std::fs::remove_dir_all(&dir);
         assert!(out.status.success());
         assert_eq!(out.stdout, vec![1, 2, 3, 251, 255, 0]);
+        // The division helpers against the host's C division.
+        let exe = dir.join("divs");
+        build(&tc.cc, &tc.ld, &dir, &[("divs".into(), divs)], &[], &[], &exe).expect("builds");
+        let pairs: [(i32, i32); 6] = [(7, 2), (-7, 2), (7, -2), (-7, -2), (i32::MAX, 3), (-123456, 1000)];
+        let mut input = Vec::new();
+        let mut want = Vec::new();
+        for (a, b) in pairs {
+            input.extend(a.to_le_bytes());
+            input.extend(b.to_le_bytes());
+            want.extend((a / b).to_le_bytes());
+            want.extend((a % b).to_le_bytes());
+            let (c, d) = (a as i64 * 100003, b as i64);
+            want.extend((c / d).to_le_bytes());
+            want.extend((c % d).to_le_bytes());
+            want.extend(((a as u32) / (b as u32)).to_le_bytes());
+            want.extend(((a as u32) % (b as u32)).to_le_bytes());
+        }
+        let mut child = Command::new(&tc.qemu).args(["-cpu", "v67"]).arg(&exe).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().expect("qemu");
+        child.stdin.take().expect("piped").write_all(&input).expect("write");
+        let out = child.wait_with_output().expect("runs");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.status.success());
+        assert_eq!(out.stdout, want);
     }
 }
