@@ -151,6 +151,18 @@ fn two_input_narrowing_packs_are_found_through_concat() {
     assert_eq!(rhs_of(&r16, "(saturating_cast (i 16 16) 1 8 (concat (i 16 8) 8 ?a ?b))"), Some("(x86 _mm_packs_epi16 ?a ?b)"), "{texts:#?}");
     assert_eq!(rhs_of(&r32, "(saturating_cast (i 32 8) 0 16 (concat (i 32 4) 4 ?a ?b))"), Some("(x86 _mm_packus_epi32 ?a ?b)"), "{texts:#?}");
     assert_eq!(rhs_of(&r32, "(saturating_cast (i 32 8) 1 16 (concat (i 32 4) 4 ?a ?b))"), Some("(x86 _mm_packs_epi32 ?a ?b)"), "{texts:#?}");
+    // At 256 bits the packs work per 128-bit lane; the fix-up is searched
+    // over the immediates and is Halide's own: vpermq 0xD8 after, or
+    // vperm2i128 0x20/0x31 before.
+    assert_eq!(
+        rhs_of(&r16, "(saturating_cast (i 16 32) 0 8 (concat (i 16 16) 16 ?a ?b))"),
+        Some("(x86 _mm256_permute4x64_epi64 (x86 _mm256_packus_epi16 ?a ?b) 216)"),
+        "{texts:#?}"
+    );
+    assert!(
+        r32.rules.iter().any(|x| x.text.contains("(saturating_cast (i 32 16) 1 16 (concat (i 32 8) 8 ?a ?b)) (x86 _mm256_packs_epi32 (x86 _mm256_permute2x128_si256 ?a ?b 32) (x86 _mm256_permute2x128_si256 ?a ?b 49))")),
+        "{texts:#?}"
+    );
     // Proved again from the text alone.
     let file = render_rules(&cfg, &[r16, r32]);
     assert_eq!(reverify(&file), Ok(file.matches("(rewrite").count()));

@@ -13,6 +13,7 @@
 
 pub mod checkpoint;
 pub mod driver;
+pub mod fixup;
 pub mod halide;
 pub mod inputs;
 pub mod x86;
@@ -265,6 +266,19 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     let candidates: Vec<(u32, Vec<u32>)> = candidates.into_iter().filter(|(h, _)| lhs_seen.insert(lhs_text(&hp, *h))).collect();
     let libs = Libraries { x86: inp.x86, halide: inp.halide };
     let outcomes: Vec<Outcome> = candidates.par_iter().with_max_len(1).map(|(h, xs)| prove_candidate(inp, &libs, &hp, xp, full_inputs, &sig, *h, xs)).collect();
+    // A proved 128-bit pack gets its 256-bit form, with the lane fix-up searched.
+    let mut outcomes = outcomes;
+    for ((h, _), o) in candidates.iter().zip(outcomes.iter_mut()) {
+        let Some(r) = &o.rule else { continue };
+        let halide::HNode::Op { op, generics, args } = &hp.entries[*h as usize].node else { continue };
+        let is_concat = matches!(&hp.entries[args[0] as usize].node, halide::HNode::Op { op: "concat", .. });
+        let rhs = r.text.trim_start_matches("(rewrite ").split(" :name").next().unwrap_or("").trim_start_matches(&lhs_text(&hp, *h)).trim();
+        if !is_concat || rhs.matches("(x86").count() != 1 || !rhs.ends_with(" ?a ?b)") {
+            continue;
+        }
+        let pack = fixup::Pack { op, from: (generics[0] == 1, generics[1] as u32), to: (generics[3] == 1, generics[4] as u32), rhs128: rhs };
+        o.extra = fixup::widen(inp, &libs, &pack, &sig_text(&sig));
+    }
     let mut names: HashMap<String, usize> = HashMap::new();
     for o in outcomes {
         res.proofs += o.proofs;
@@ -281,6 +295,8 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
             }
             res.rules.push(r);
         }
+        res.proofs += o.extra.len();
+        res.rules.extend(o.extra);
     }
     Ok(res)
 }
@@ -327,6 +343,8 @@ struct Outcome {
     unknown: usize,
     not_proved: Vec<String>,
     rule: Option<ProvedRule>,
+    /// Rules derived from `rule` (the 256-bit forms of a pack).
+    extra: Vec<ProvedRule>,
 }
 
 /// The whole-lane values of Halide entry `i` on the full inputs, or `None`
@@ -368,7 +386,7 @@ fn lhs_text(hp: &HPool, h: u32) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full: &[Vec<BitVec>], sig: &[HTy], h: u32, xs: &[u32]) -> Outcome {
-    let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, not_proved: Vec::new(), rule: None };
+    let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, not_proved: Vec::new(), rule: None, extra: Vec::new() };
     let Some(hv) = full_values(inp.halide, hp, h, full) else { return o };
     let name = namer(hp, h);
     let lhs = halide::render(hp, h, &name);
