@@ -34,7 +34,7 @@ def lo(ty_s, bw, x):
 def hi(ty_s, bw, x):
     return f"(slice (t {ty_s} {bw} ?n) (* 2 ?n) ?n 1 {x})"
 
-def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None):
+def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None, least=None):
     """args: list of (var, sign, bits) for the vector operands."""
     a = " ".join(v for v, _, _ in args)
     half = lambda side: " ".join((lo if side == 0 else hi)(s, b, v) for v, s, b in args)
@@ -44,7 +44,7 @@ def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None):
     # Element widths are ?bw or (* 2 ?bw); bools (1) do not bound the split.
     factors = [2 if b == "(* 2 ?bw)" else 1 for _, _, b in args + [(None, None, out_bw)] if b != "1"]
     # x86: every half at least 128 bits; ARM: the widest half at least 128.
-    least = "(* 2 ?bw)" if TARGET == "arm" and max(factors) == 2 else "?bw"
+    least = least or ("(* 2 ?bw)" if TARGET == "arm" and max(factors) == 2 else "?bw")
     when = f"{LANES} (>= (* ?n {least}) {REG}) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
     head = f"; {comment}\n" if comment else ""
     return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"{TARGET}.split-{name}\" :ruleset {TARGET})\n"
@@ -89,7 +89,7 @@ for op in ["cast", "saturating_cast"]:
     else:
         # Widening: the result's half is the wider; narrowing: the operand's.
         out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (<= (* ?n ?bw2) 2048)", least="?bw2"))
         out.append(rule(op + "-narrow", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
                         f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (> ?bw ?bw2)"))
 # Fixed-point multiplies: the shift amount q is unsigned.

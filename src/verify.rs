@@ -13,6 +13,10 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// A rule instantiation left unaudited: rule, instantiation, and each
+/// unverified spec it names with the reason.
+type Unaudited = (String, String, Vec<(String, String)>);
+
 pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
     let (path, target) = if args.rules.ends_with(".egg") || args.rules.contains('/') {
@@ -50,7 +54,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     // Instantiations over specs that have not met their oracle are not
     // audited: they are counted and listed, never passed.
     let mut jobs = Vec::new();
-    let mut unaudited: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+    let mut unaudited: Vec<Unaudited> = Vec::new();
     for job in planned {
         let missing = match (&job.env, args.include_unverified) {
             (Some(env), false) => unverified_specs(&libs, job.rule, env, &status),
