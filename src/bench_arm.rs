@@ -166,11 +166,24 @@ fn is_simd(ops: &str) -> bool {
 /// The innermost loops with at least [`MIN_SIMD`] SIMD instructions: each
 /// a slice of `ins` from the branch target to the backward branch.
 fn inner_loops(ins: &[Ins]) -> Vec<&[Ins]> {
-    let index: std::collections::HashMap<u64, usize> = ins.iter().enumerate().map(|(i, x)| (x.0, i)).collect();
+    // Each section of an object starts at address 0: the target is looked
+    // for backwards from the branch, within its run of rising addresses.
+    let start_of = |i: usize, t: u64| -> Option<usize> {
+        let mut j = i;
+        loop {
+            if ins[j].0 == t {
+                return Some(j);
+            }
+            if j == 0 || ins[j - 1].0 >= ins[j].0 || ins[j].0 < t {
+                return None;
+            }
+            j -= 1;
+        }
+    };
     let spans: Vec<(usize, usize)> = ins
         .iter()
         .enumerate()
-        .filter_map(|(i, (a, mn, ops))| branch_target(mn, ops).filter(|t| t <= a).and_then(|t| index.get(&t)).map(|&s| (s, i)))
+        .filter_map(|(i, (a, mn, ops))| branch_target(mn, ops).filter(|t| t <= a).and_then(|t| start_of(i, t)).map(|s| (s, i)))
         .collect();
     spans
         .iter()
