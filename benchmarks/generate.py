@@ -72,9 +72,11 @@ def halide_version():
 # Halide's "avx512" feature alone is AVX512F+CD: without BW it has no 512-bit
 # byte or word instructions, its natural vector is 256 bits and LLVM splits
 # 64-lane uint8 code into ymm halves. "avx512_skylake" adds BW, DQ and VL,
-# the AVX-512 every AVX-512 server has.
-TARGET = "x86-64-linux-avx512_skylake-no_runtime"
-RUNTIME_TARGET = "x86-64-linux-avx512_skylake"
+# the AVX-512 every AVX-512 server has. "avx512_zen4" adds VNNI, VBMI,
+# BF16 and the rest of Ice Lake: the richest target every machine of ours
+# runs, so Halide's baseline may use every instruction misaal may use.
+TARGET = "x86-64-linux-avx512_zen4-no_runtime"
+RUNTIME_TARGET = "x86-64-linux-avx512_zen4"
 DEFAULT_TARGET = TARGET
 
 
