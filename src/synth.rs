@@ -252,7 +252,12 @@ fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
 
 /// Updates the phase's row of reports/synth_<target>.csv.
 fn record(args: &SynthArgs, phase: &str, wall_s: f64, outputs: usize, detail: String) -> Result<(), String> {
-    let path = args.out_dir.join(format!("synth_{}.csv", args.spec.target));
+    // A shard's row goes to a file of its own: shards on a cluster share
+    // the folder and run at once.
+    let path = match phase.strip_prefix("enumerate ") {
+        Some(kn) => args.out_dir.join(format!("synth_{}.{}.csv", args.spec.target, kn.replace('/', "-of-"))),
+        None => args.out_dir.join(format!("synth_{}.csv", args.spec.target)),
+    };
     let row = misaal_reports::SynthPhaseRow { phase: phase.into(), wall_s, outputs: outputs as u64, detail };
     misaal_reports::update_synth_csv(&row, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
     println!("wrote {} ({phase}: {wall_s:.1} s)", path.display());
@@ -406,7 +411,7 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
             count,
             format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={};merged_shards={n}", all.len(), cfg.halide_depth),
         )?;
-        return Ok(PhaseOut { files: vec![path], summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, merged from {n} shards (the shards' time is in their own CSVs)", all.len()) });
+        return Ok(PhaseOut { files: vec![path], summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, merged from {n} shards (each shard's time is in its synth_<target>.K-of-N.csv)", all.len()) });
     }
 
     let shard = match &args.shard {

@@ -130,6 +130,11 @@ fn shards_merged_equal_the_whole_run() {
         let out = run_ok(synth(&d, None).args(["--shard", &format!("{k}/3")]));
         assert!(out.contains("misaal synth --target x86 merge --shards 3"), "{out}");
     }
+    // Each shard's time is in a CSV of its own (shards run at once on a cluster).
+    for k in 0..3 {
+        let csv = std::fs::read_to_string(d.join(format!("synth_x86.{k}-of-3.csv"))).expect("the shard's phase csv");
+        assert!(csv.lines().any(|l| l.starts_with(&format!("enumerate {k}/3,"))), "{csv}");
+    }
     // A shard writes no ruleset and no swizzles; the merge does.
     assert!(!d.join("x86_synth.egg").exists() && !d.join("x86_swizzles.egg").exists());
     let out = run_ok(with_rules_out(synth(&d, Some("merge")), &d).args(["--shards", "3"]));
