@@ -114,10 +114,10 @@ fn main() {
     let args = Arguments::from_args();
     let missing = missing();
     let trial = |name: &str, f: Box<dyn Fn() -> Result<(), Failed> + Send + Sync>| match &missing {
-        None => Trial::test(name, move || f()),
+        None => Trial::test(name, f),
         Some(why) => {
             eprintln!("SKIPPED {name}: {why}");
-            Trial::test(format!("{name} (skipped: {why})"), move || f()).with_ignored_flag(true)
+            Trial::test(format!("{name} (skipped: {why})"), f).with_ignored_flag(true)
         }
     };
     let trials = vec![
