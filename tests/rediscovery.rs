@@ -141,7 +141,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.shl1-add", "rederived", ""),
     ("x86.widening-shl1-add-u8", "not-yet", "widening_shift_left is not among the enumerated Halide ops"),
     ("x86.madd-i8-bcast-lo", "not-yet", "a widening multiply by a broadcast scalar, sliced and widened again, through vpmaddwd: needs broadcast operands and depth 4, not enumerated"),
-    ("x86.madd-i8-bcast-hi", "not-yet", "a widening multiply by a broadcast scalar, sliced and widened again, through vpmaddwd: needs broadcast operands and depth 4, not enumerated"),
+    ("x86.madd-i8-bcast-hi-movq", "not-yet", "a widening multiply by a broadcast scalar, sliced and widened again, through vpmaddwd: needs broadcast operands and depth 4, not enumerated"),
     ("x86.widen-right-add-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),
     ("x86.widen-right-mul-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),
     ("x86.widen-right-sub-ext", "not-yet", "widen_right_* are not among the enumerated Halide ops"),

@@ -120,16 +120,28 @@ impl Dialect for X86 {
     }
     fn reg_type(&self, bits: u32) -> Result<String, String> {
         match bits {
+            // 64 bits: a GPR (the scalar operand of movq, `_mm_cvtsi64_si128`),
+            // so gcc folds its load into the instruction reading it.
+            64 => Ok("long long".into()),
             128 => Ok("__m128i".into()),
             256 => Ok("__m256i".into()),
             b => Err(format!("a {b}-bit register (AVX2 has 128 and 256)")),
         }
     }
     fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String> {
+        if bits == 64 {
+            // An unaligned, alias-safe 64-bit load (one `mov`, or folded).
+            let f = "_mm_loadl_epi64";
+            return Ok((format!("_mm_cvtsi128_si64({f}((const __m128i *){ptr}))"), f.into()));
+        }
         let (rt, f) = (self.reg_type(bits)?, format!("{}_loadu_si{bits}", Self::prefix(bits)));
         Ok((format!("{f}((const {rt} *){ptr})"), f))
     }
     fn store(&self, bits: u32, ptr: &str, reg: &str) -> Result<(String, String), String> {
+        if bits == 64 {
+            let f = "_mm_storel_epi64";
+            return Ok((format!("{f}((__m128i *){ptr}, _mm_cvtsi64_si128({reg}));"), f.into()));
+        }
         let (rt, f) = (self.reg_type(bits)?, format!("{}_storeu_si{bits}", Self::prefix(bits)));
         Ok((format!("{f}(({rt} *){ptr}, {reg});"), f))
     }

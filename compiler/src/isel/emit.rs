@@ -790,6 +790,9 @@ impl Emitter<'_> {
                 Ty::Bv(w) if !self.dialect().register_operand(name, Some(k), *w) => match v {
                     Val::Const(_, value) => Arg::ScalarConst { value, bits: *w },
                     Val::Scalar(c) => Arg::Scalar { expr: c, bits: *w },
+                    // A register of the dialect's class that is a C scalar
+                    // (x86's 64-bit pieces of a load, for movq).
+                    Val::Reg(r, rw) if rw == *w && self.dialect().reg_type(rw).is_ok_and(|t| t == self.dialect().scalar_type(rw).unwrap_or("")) => Arg::Scalar { expr: r, bits: *w },
                     other => return Err(CompileError::unsupported(format!("{other:?} as a {w}-bit scalar operand of `{name}`"))),
                 },
                 Ty::Bv(w) => Arg::Reg(self.in_reg(v, *w)?, *w),
