@@ -196,8 +196,7 @@ fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Result<
 /// The Halide target the suite's Stmt and objects were built for, from the
 /// manifest (`target`), or `unknown`.
 fn suite_target(suite: &Path) -> String {
-    let text = std::fs::read_to_string(suite.join("manifest.json")).unwrap_or_default();
-    serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("target").and_then(|t| t.as_str()).map(str::to_string)).unwrap_or_else(|| "unknown".into())
+    manifest_target(suite).unwrap_or_else(|| "unknown".into())
 }
 
 /// A program on PATH.
@@ -489,25 +488,12 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     // input set per core.
     if let (Some(ops), Some(m)) = (&ops, &module) {
         use rayon::prelude::*;
-        let func = m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or("no function")?;
-        let k = func.args.iter().filter(|a| matches!(a.kind, misaal_frontends::stmt::ast::ArgKind::Buffer { .. })).position(|a| args.iter().any(|s| s.name == a.name && s.output)).ok_or("no output")?;
+        let func = public_func(m)?;
+        let k = output_buffer(func, args)?;
         let verdicts: Vec<Result<Option<String>, String>> = pending
             .par_iter()
             .map(|(run, bufs, ours)| {
-                let mut vals = Vec::new();
-                for fa in &func.args {
-                    let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("manifest lacks argument `{}`", fa.name))?;
-                    if !spec.buffer {
-                        vals.push(ArgValue::Scalar(spec.ty, spec.value));
-                        continue;
-                    }
-                    let mut b = Buffer::dense(spec.ty, &vec![0; spec.dims.len()], &spec.dims);
-                    if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
-                        b.data = d.clone();
-                    }
-                    vals.push(ArgValue::Buffer(b));
-                }
-                let res = Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+                let res = interpret(ops, func, args, bufs)?;
                 Ok((res[k].data != *ours).then(|| format!("input {run}: differs from the reference interpreter")))
             })
             .collect();
@@ -689,13 +675,64 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
             if args.allow_unchecked { " (allowed by --allow-unchecked)" } else { "; build Halide's objects, drop --no-interp, or pass --allow-unchecked to time only" }
         );
     }
-    Ok(if failed > 0 {
+    Ok(exit_status(failed, unchecked, args.allow_unchecked))
+}
+
+/// The Stmt's public function, the one a bench calls.
+pub(crate) fn public_func(m: &misaal_frontends::stmt::ast::Module) -> Result<&misaal_frontends::stmt::ast::Func, String> {
+    m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or_else(|| "no public function in the Stmt".to_string())
+}
+
+/// Which of `func`'s buffer arguments (counted among buffers only, as the
+/// interpreter returns them) is the manifest's output.
+pub(crate) fn output_buffer(func: &misaal_frontends::stmt::ast::Func, args: &[ArgSpec]) -> Result<usize, String> {
+    func.args
+        .iter()
+        .filter(|a| matches!(a.kind, misaal_frontends::stmt::ast::ArgKind::Buffer { .. }))
+        .position(|a| args.iter().any(|s| s.name == a.name && s.output))
+        .ok_or_else(|| "the manifest names no output buffer of the Stmt".to_string())
+}
+
+/// The reference interpreter on one input set: `func` run on the manifest's
+/// arguments, the input buffers holding `bufs`' bytes (the rest zeroed, at
+/// the manifest's mins). Returns every buffer argument, in `func`'s order.
+/// The x86, ARM and HVX benches all judge their outputs by it.
+pub(crate) fn interpret(ops: &misaal_isa::SpecLibrary, func: &misaal_frontends::stmt::ast::Func, args: &[ArgSpec], bufs: &[(String, Vec<u8>)]) -> Result<Vec<Buffer>, String> {
+    let mut vals = Vec::new();
+    for fa in &func.args {
+        let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("the manifest lacks argument `{}`", fa.name))?;
+        if !spec.buffer {
+            vals.push(ArgValue::Scalar(spec.ty, spec.value));
+            continue;
+        }
+        let mins: Vec<i64> = (0..spec.dims.len()).map(|d| spec.min.get(d).copied().unwrap_or(0)).collect();
+        let mut b = Buffer::dense(spec.ty, &mins, &spec.dims);
+        if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
+            b.data = d.clone();
+        }
+        vals.push(ArgValue::Buffer(b));
+    }
+    Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))
+}
+
+/// bench's exit status: 1 when a kernel failed or differed, 2 when some were
+/// compared with nothing (unless `--allow-unchecked`), else 0.
+pub(crate) fn exit_status(failed: usize, unchecked: usize, allow_unchecked: bool) -> ExitCode {
+    if failed > 0 {
         ExitCode::from(1)
-    } else if unchecked > 0 && !args.allow_unchecked {
+    } else if unchecked > 0 && !allow_unchecked {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
-    })
+    }
+}
+
+/// The manifest's `target` (the Halide target its Stmt were printed for).
+pub(crate) fn manifest_target(suite: &Path) -> Option<String> {
+    std::fs::read_to_string(suite.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("target").and_then(|t| t.as_str()).map(str::to_string))
 }
 
 #[cfg(test)]

@@ -16,10 +16,8 @@
 //! same Stmt's loops, they are not times.
 
 use crate::BenchArgs;
-use crate::bench::{WorkLock, halide_include, input_data, input_seed, manifest, write_atomic};
+use crate::bench::{WorkLock, halide_include, input_data, input_seed, interpret, manifest, manifest_target, output_buffer, public_func, write_atomic};
 use misaal_compiler::manifest::ArgSpec;
-use misaal_frontends::interp::{ArgValue, Buffer, Interp};
-use misaal_frontends::stmt::ast::{ArgKind, Linkage};
 use misaal_frontends::stmt::types::{Type, TypeCode};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -380,26 +378,12 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec], target:
     if cx.interp {
         use rayon::prelude::*;
         let ops = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-        let func = module.funcs.iter().find(|f| f.linkage != Linkage::Internal).ok_or("no function")?;
-        let k = func.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).position(|a| args.iter().any(|s| s.name == a.name && s.output)).ok_or("no output")?;
+        let func = public_func(&module)?;
+        let k = output_buffer(func, args)?;
         let verdicts: Vec<Result<Option<String>, String>> = pending
             .par_iter()
             .map(|(r, bufs, ours)| {
-                let mut vals = Vec::new();
-                for fa in &func.args {
-                    let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("manifest lacks argument `{}`", fa.name))?;
-                    if !spec.buffer {
-                        vals.push(ArgValue::Scalar(spec.ty, spec.value));
-                        continue;
-                    }
-                    let mins: Vec<i64> = (0..spec.dims.len()).map(|d| spec.min.get(d).copied().unwrap_or(0)).collect();
-                    let mut b = Buffer::dense(spec.ty, &mins, &spec.dims);
-                    if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
-                        b.data = d.clone();
-                    }
-                    vals.push(ArgValue::Buffer(b));
-                }
-                let res = Interp::new(&ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+                let res = interpret(&ops, func, args, bufs)?;
                 Ok((res[k].data != *ours).then(|| format!("input {r}: differs from the reference interpreter")))
             })
             .collect();
@@ -432,11 +416,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     let suite = if args.suite == Path::new("benchmarks") { PathBuf::from("benchmarks/arm") } else { args.suite.clone() };
     let tools = Tools::find().map_err(|e| format!("error: misaal bench --target arm needs {e}"))?;
     let kernels = manifest(&suite)?;
-    let target = std::fs::read_to_string(suite.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("target").and_then(|t| t.as_str()).map(str::to_string))
-        .unwrap_or_else(|| "arm-64-linux-arm_dot_prod".into());
+    let target = manifest_target(&suite).unwrap_or_else(|| "arm-64-linux-arm_dot_prod".into());
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = args.work_dir.join("arm");
     let _lock = WorkLock::take(&work)?;

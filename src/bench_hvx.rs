@@ -9,10 +9,9 @@
 //! program, for ours and Halide's.
 
 use crate::BenchArgs;
-use crate::bench::{WorkLock, halide_include, input_data, input_seed, manifest, write_atomic};
+use crate::bench::{WorkLock, exit_status, halide_include, input_data, input_seed, interpret, manifest, manifest_target, public_func, write_atomic};
 use misaal_compiler::manifest::ArgSpec;
-use misaal_frontends::interp::{ArgValue, Buffer, Interp};
-use misaal_frontends::stmt::ast::{ArgKind, Linkage};
+use misaal_frontends::stmt::ast::ArgKind;
 use misaal_oracle_hvx::runtime::{RUNTIME_C, RUNTIME_H};
 use misaal_oracle_hvx::{Toolchain, runtime};
 use std::fmt::Write as _;
@@ -471,27 +470,14 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     if cx.interp {
         let ops = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let module = misaal_frontends::stmt::parse_module(&stmt.display().to_string(), &std::fs::read_to_string(&stmt).map_err(|e| e.to_string())?).map_err(|d| d.to_string())?;
-        let func = module.funcs.iter().find(|f| f.linkage != Linkage::Internal).ok_or("no public function in the Stmt")?;
+        let func = public_func(&module)?;
         let buffer_args: Vec<&str> = func.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
         use rayon::prelude::*;
         let verdicts: Vec<Result<SetVerdict, String>> = sets
             .par_iter()
             .enumerate()
             .map(|(set, bufs)| {
-                let mut vals = Vec::new();
-                for fa in &func.args {
-                    let spec = args.iter().find(|a| a.name == fa.name).ok_or(format!("the manifest lacks argument `{}`", fa.name))?;
-                    if !spec.buffer {
-                        vals.push(ArgValue::Scalar(spec.ty, spec.value));
-                        continue;
-                    }
-                    let mut b = Buffer::dense(spec.ty, &vec![0; spec.dims.len()], &spec.dims);
-                    if let Some((_, d)) = bufs.iter().find(|(n, _)| *n == spec.name) {
-                        b.data = d.clone();
-                    }
-                    vals.push(ArgValue::Buffer(b));
-                }
-                let res = Interp::new(&ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+                let res = interpret(&ops, func, args, bufs)?;
                 let mut want = Vec::new();
                 for a in &outputs {
                     let k = buffer_args.iter().position(|n| *n == a.name).ok_or(format!("output `{}` is not a buffer of the Stmt", a.name))?;
@@ -577,11 +563,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         eprintln!("note: {OBJDUMP} not found on PATH (apt install llvm-19): no packet estimate");
     }
     let kernels = manifest(&suite)?;
-    let target = std::fs::read_to_string(suite.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("target").and_then(|t| t.as_str()).map(str::to_string))
-        .unwrap_or_else(|| "unknown".into());
+    let target = manifest_target(&suite).unwrap_or_else(|| "unknown".into());
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = args.work_dir.join("hvx");
     let _lock = WorkLock::take(&work)?;
@@ -635,13 +617,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if unchecked > 0 {
         eprintln!("{} {unchecked} of {} kernels unchecked", if args.allow_unchecked { "note:" } else { "error:" }, rows.len());
     }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else if unchecked > 0 && !args.allow_unchecked {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_status(failed, unchecked, args.allow_unchecked))
 }
 
 #[cfg(test)]
