@@ -512,7 +512,10 @@ fn bench_one(cx: &Context, name: &str, function: &str, args: &[ArgSpec]) -> Resu
     } else if compared == 0 {
         "unchecked (no Halide object, interpreter skipped)".to_string()
     } else {
-        format!("yes ({} inputs{}{})", cx.inputs, if have_halide { ", Halide" } else { "" }, if cx.interp { ", interpreter" } else { "" })
+        // Halide is named only where its object agreed: a wrong object (the
+        // `halide` column says so) was overruled by the interpreter, not matched.
+        let halide_agreed = have_halide && halide_ok && halide_verdicts.is_empty();
+        format!("yes ({} inputs{}{})", cx.inputs, if halide_agreed { ", Halide" } else { "" }, if cx.interp { ", interpreter" } else { "" })
     };
     let halide = if !have_halide {
         format!("absent: no {} (python3 benchmarks/generate.py --suite benchmarks/hvx --target hexagon-32-noos-hvx-hvx_128)", if hl_obj.is_file() { hl_rt.display() } else { hl_obj.display() })
