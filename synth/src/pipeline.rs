@@ -111,11 +111,7 @@ impl PipelineCheckpoint {
     }
 
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, self.to_text()).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("writing {}: {e}", path.display()))
+        crate::enumerate::checkpoint::write_atomic(path, &self.to_text())
     }
 }
 

@@ -129,12 +129,18 @@ impl Checkpoint {
 
     /// Writes the whole checkpoint to a temporary file, then renames it.
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, self.to_text()).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("writing {}: {e}", path.display()))
+        write_atomic(path, &self.to_text())
     }
+}
+
+/// Writes `text` to a temporary file beside `path`, then renames it: a
+/// killed run leaves the old checkpoint or the new one, never half of one.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 #[cfg(test)]
