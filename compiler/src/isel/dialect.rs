@@ -82,6 +82,18 @@ pub trait Dialect: Send + Sync {
     fn call(&self, name: &str, args: &[Arg], params: &[Ty], ret: Ret) -> Result<Call, String>;
 }
 
+/// `<stdint.h>`'s unsigned type of `bits`: the scalar operand type of ARM's
+/// and HVX's intrinsics (their splats repeat its bits, no sign spill).
+pub(crate) fn unsigned_scalar_type(bits: u32) -> Result<&'static str, String> {
+    Ok(match bits {
+        8 => "uint8_t",
+        16 => "uint16_t",
+        32 => "uint32_t",
+        64 => "uint64_t",
+        _ => return Err(format!("a {bits}-bit scalar")),
+    })
+}
+
 /// The dialect of an ISA.
 pub fn for_isa(isa: &str) -> Result<Box<dyn Dialect>, String> {
     match isa {

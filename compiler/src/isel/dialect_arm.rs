@@ -79,13 +79,7 @@ impl Dialect for Arm {
         Ok((format!("{f}((uint8_t *){ptr}, {reg});"), f))
     }
     fn scalar_type(&self, bits: u32) -> Result<&'static str, String> {
-        Ok(match bits {
-            8 => "uint8_t",
-            16 => "uint16_t",
-            32 => "uint32_t",
-            64 => "uint64_t",
-            _ => return Err(format!("a {bits}-bit scalar")),
-        })
+        super::unsigned_scalar_type(bits)
     }
     fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String> {
         self.reg_type(bits)?;
