@@ -13,6 +13,21 @@
 
 use misaal_isa::SpecLibrary;
 
+/// The expansions of mixed-width ops (searched; see the file).
+#[path = "expand.rs"]
+pub mod expand;
+/// Register halves (slices and the join), searched per immediate.
+#[path = "movement.rs"]
+pub mod movement;
+
+/// The split templates, the expansions and the register-half moves
+/// searched over the x86 instructions: what the abstraction phase proves.
+pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let mut out = splits(halide);
+    out.extend(movement::halves(halide, x86));
+    out
+}
+
 /// A legalization template over `?sign ?bw ?n` and the op's other generics.
 #[derive(Clone, Debug)]
 pub struct Split {
@@ -158,15 +173,21 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
             provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand"),
         });
     }
+    // Mixed-width ops rewritten to same-type ops over casts (searched).
+    out.extend(expand::expansions(halide));
+    out.extend(expand::amount_expansions(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),
             name: format!("synth.slice-concat-{part}"),
-            lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} 1 (concat (t ?sign ?bw ?n) ?n ?x0 ?x1))"),
+            // The slice's sign may differ from the concat's: a split op
+            // slices every operand at its own type, and a shift's amount
+            // (sign ?s2) is a concat of the amount's type.
+            lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} 1 (concat (t ?sign2 ?bw ?n) ?n ?x0 ?x1))"),
             rhs: pick.into(),
             conds: vec!["(<= (* ?n ?bw) 2048)".into()],
-            free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![4, 8, 16, 32, 64, 128])],
-            provenance: "phase legalize; swizzle identity: the slice's lanes are exactly one concat operand's".into(),
+            free: vec![("sign".into(), vec![0, 1]), ("sign2".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![4, 8, 16, 32, 64, 128])],
+            provenance: "phase legalize; swizzle identity: the slice's lanes are exactly one concat operand's (bits only: the two types' signs may differ)".into(),
         });
     }
     out

@@ -136,7 +136,7 @@ fn counts_line(o: &Outcome) -> String {
 /// The split rules of lane-local Halide ops (`crate::legalize`), each
 /// written with exactly its proved instances.
 fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, out: &mut Outcome) -> Result<String, String> {
-    let splits = crate::legalize::splits(halide);
+    let splits = crate::legalize::splits_for(halide, libs.x86);
     let mut rules = Vec::new();
     for s in &splits {
         let text = s.text(&s.name, &s.free);

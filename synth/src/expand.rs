@@ -1,0 +1,542 @@
+//! Expansions of mixed-width Halide ops, searched from their semantics.
+//!
+//! A Halide op whose vector operands are narrower than its result
+//! (`widen_right_add(a: 2E, b: E)`, `widening_mul(a: E, b: E) -> 2E`, ...)
+//! meets no x86 term in the enumeration when an operand is narrower than a
+//! register (the units' inputs are whole 128-bit registers). Such an op is
+//! rewritten here, at the Halide level, into one op whose operands and
+//! result all have the result's type, over the operands widened by casts;
+//! the lowering rules of that op and of the casts then chain.
+//!
+//! The right side is searched, not written: for every op of the library
+//! with such operands, every same-type binary op `U` of the library (the
+//! ops whose two operands and result are one type), every result sign and
+//! every choice of cast for each operand is evaluated against the op on
+//! random and edge inputs at probe widths, for each combination of the
+//! op's sign generics. The first that agrees at every probe width of a
+//! sign combination becomes a template ([`Split`]) over `?sign ?bw ?n`
+//! (and `?s2`) restricted to the sign combinations it won; like every
+//! legalization template, each of its instances is proved by the caller
+//! and the written rule keeps exactly the proved ones.
+
+use super::Split;
+use misaal_isa::{BitVec, SpecLibrary};
+
+/// A template's sign: a variable of the rule or a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sign {
+    Op,
+    S2,
+    Lit(i128),
+}
+
+impl Sign {
+    fn text(self) -> String {
+        match self {
+            Sign::Op => "?sign".into(),
+            Sign::S2 => "?s2".into(),
+            Sign::Lit(v) => v.to_string(),
+        }
+    }
+    fn at(self, s: i128, s2: i128) -> i128 {
+        match self {
+            Sign::Op => s,
+            Sign::S2 => s2,
+            Sign::Lit(v) => v,
+        }
+    }
+}
+
+/// One operand of the left side: its per-lane width as a multiple of `E`
+/// (1 or 2) and its sign.
+#[derive(Clone, Copy, Debug)]
+struct Operand {
+    mult: u32,
+    sign: Sign,
+}
+
+/// A candidate right side: `U` at the result's width over each operand,
+/// cast to the result's width (with `cast_sign`) where it is narrower.
+#[derive(Clone, Debug)]
+struct Candidate {
+    u: String,
+    /// Whether `U` takes a fourth generic (the sign of its second operand).
+    u_s2: bool,
+    sign: Sign,
+}
+
+/// Width of an `E`-relative multiple, in template text.
+fn width_text(mult: u32) -> &'static str {
+    match mult {
+        1 => "?bw",
+        2 => "(* 2 ?bw)",
+        _ => "(* 4 ?bw)",
+    }
+}
+
+/// Deterministic inputs: random words, then all-ones, zero and the
+/// sign-bit patterns of every lane width (the edges where signs differ).
+fn inputs(arity: usize, widths: &[u32], cases: usize, seed: u64) -> Vec<Vec<BitVec>> {
+    let mut x = seed | 1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    for c in 0..cases {
+        let case: Vec<BitVec> = (0..arity)
+            .map(|k| {
+                let w = widths[k];
+                match c {
+                    0 => BitVec::ones(w),
+                    1 => BitVec::zero(w),
+                    _ => {
+                        let limbs: Vec<u64> = (0..w.div_ceil(64)).map(|_| next()).collect();
+                        BitVec::from_limbs(w, &limbs)
+                    }
+                }
+            })
+            .collect();
+        out.push(case);
+    }
+    out
+}
+
+/// The op's generics at a probe: `S`, `E`, `N` and `S2` by name.
+fn generics_at(names: &[String], s: i128, e: i128, n: i128, s2: i128) -> Option<Vec<i128>> {
+    names
+        .iter()
+        .map(|g| match g.as_str() {
+            "S" => Some(s),
+            "E" => Some(e),
+            "N" => Some(n),
+            "S2" => Some(s2),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The same-type binary ops: generics `<S, E, N>` or `<S, E, N, S2>`,
+/// two operands and a result of `N*E` bits, lane-local.
+fn uniform_ops(halide: &SpecLibrary) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for op in halide.generic_names() {
+        let Some(g) = halide.generic(op) else { continue };
+        let names: Vec<&str> = g.generics.iter().map(|s| s.as_str()).collect();
+        let s2 = match names.as_slice() {
+            ["S", "E", "N"] => false,
+            ["S", "E", "N", "S2"] => true,
+            _ => continue,
+        };
+        let Ok(i) = halide.instantiate_signature(op, &if s2 { vec![0, 16, 8, 0] } else { vec![0, 16, 8] }) else { continue };
+        if i.params.len() == 2 && i.params.iter().all(|p| p.ty.width() == 128) && i.ret.width() == 128 {
+            out.push((op.to_string(), s2));
+        }
+    }
+    // The plain wrapping ops first (the simplest right side wins), then
+    // the rest in name order.
+    let plain = ["add", "sub", "mul", "shl", "shr"];
+    out.sort_by_key(|(op, _)| (plain.iter().position(|p| p == op).unwrap_or(plain.len()), op.clone()));
+    out
+}
+
+/// Every expansion template the search finds.
+pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
+    let uniform = uniform_ops(halide);
+    let mut out = Vec::new();
+    for op in halide.generic_names() {
+        let Some(g) = halide.generic(op) else { continue };
+        let names: Vec<String> = g.generics.clone();
+        let has_s2 = match names.iter().map(|s| s.as_str()).collect::<Vec<_>>().as_slice() {
+            ["S", "E", "N"] => false,
+            ["S", "E", "N", "S2"] => true,
+            _ => continue,
+        };
+        // Operand and result widths at the probe E = 8, N = 4.
+        let Some(probe) = generics_at(&names, 0, 8, 4, 0) else { continue };
+        let Ok(sig) = halide.instantiate_signature(op, &probe) else { continue };
+        if sig.params.len() != 2 || sig.ret.width() % 32 != 0 {
+            continue;
+        }
+        let res_mult = sig.ret.width() / 32;
+        let mults: Vec<u32> = sig.params.iter().map(|p| p.ty.width() / 32).collect();
+        if mults.iter().any(|&m| !(1..=2).contains(&m)) || !(1..=2).contains(&res_mult) || (mults.iter().all(|&m| m == res_mult)) {
+            continue;
+        }
+        // The second operand's sign is S2 where the op has one.
+        let operands: Vec<Operand> = mults.iter().enumerate().map(|(k, &m)| Operand { mult: m, sign: if k == 1 && has_s2 { Sign::S2 } else { Sign::Op } }).collect();
+        let combos: Vec<(i128, i128)> = if has_s2 { vec![(0, 0), (0, 1), (1, 0), (1, 1)] } else { vec![(0, 0), (1, 0)] };
+        let mut cands = Vec::new();
+        for (u, u_s2) in &uniform {
+            for sign in [Sign::Op, Sign::Lit(0), Sign::Lit(1), Sign::S2] {
+                if sign == Sign::S2 && !has_s2 {
+                    continue;
+                }
+                cands.push(Candidate { u: u.clone(), u_s2: *u_s2, sign });
+            }
+        }
+        // For each sign combination, the first candidate agreeing at every probe width.
+        let mut won: Vec<(usize, Vec<(i128, i128)>)> = Vec::new();
+        for &(s, s2) in &combos {
+            let Some(k) = cands.iter().position(|c| agrees(halide, op, &names, &operands, res_mult, c, s, s2)) else { continue };
+            match won.iter_mut().find(|(j, _)| *j == k) {
+                Some((_, v)) => v.push((s, s2)),
+                None => won.push((k, vec![(s, s2)])),
+            }
+        }
+        let several = won.len() > 1;
+        for (j, (k, signs)) in won.into_iter().enumerate() {
+            let mut t = template(op, has_s2, &operands, res_mult, &cands[k], &signs);
+            if several {
+                t.name = format!("{}.{}", t.name, j + 1);
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Whether candidate `c` equals `op` at signs (s, s2) on every probe width.
+#[allow(clippy::too_many_arguments)]
+fn agrees(halide: &SpecLibrary, op: &str, names: &[String], operands: &[Operand], res_mult: u32, c: &Candidate, s: i128, s2: i128) -> bool {
+    let rs = c.sign.at(s, s2);
+    for (e, n) in [(8i128, 8i128), (16, 8), (8, 16)] {
+        let Some(g) = generics_at(names, s, e, n, s2) else { return false };
+        let Ok((_, lhs)) = halide.instantiate(op, &g) else { return false };
+        let w = res_mult as i128 * e;
+        let ug = if c.u_s2 { vec![rs, w, n, rs] } else { vec![rs, w, n] };
+        let Ok((_, u)) = halide.instantiate(&c.u, &ug) else { return false };
+        let casts: Vec<Option<std::sync::Arc<misaal_isa::Semantics>>> = operands
+            .iter()
+            .map(|o| {
+                if o.mult == res_mult {
+                    return Ok(None);
+                }
+                halide.instantiate("cast", &[o.sign.at(s, s2), o.mult as i128 * e, n, rs, w]).map(|(_, sem)| Some(sem))
+            })
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|_| vec![]);
+        if casts.len() != operands.len() {
+            return false;
+        }
+        let widths: Vec<u32> = operands.iter().map(|o| (o.mult as i128 * e * n) as u32).collect();
+        for case in inputs(2, &widths, 24, 0x6578_7061_6e64 ^ (e * 131 + n) as u64) {
+            let args: Vec<&BitVec> = case.iter().collect();
+            let Ok(want) = lhs.eval(&args) else { return false };
+            let wide: Vec<BitVec> = case.iter().zip(&casts).map(|(v, c)| match c { Some(c) => c.eval(&[v]), None => Ok(v.clone()) }).collect::<Result<_, _>>().unwrap_or_default();
+            if wide.len() != 2 {
+                return false;
+            }
+            match u.eval(&[&wide[0], &wide[1]]) {
+                Ok(got) if got == want => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The template of candidate `c` for `op`, over the sign combinations it won.
+fn template(op: &str, has_s2: bool, operands: &[Operand], res_mult: u32, c: &Candidate, signs: &[(i128, i128)]) -> Split {
+    let w = width_text(res_mult);
+    let rs = c.sign.text();
+    let args: Vec<String> = operands
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let v = format!("?x{k}");
+            if o.mult == res_mult { v } else { format!("(cast (t {} {} ?n) {rs} {w} {v})", o.sign.text(), width_text(o.mult)) }
+        })
+        .collect();
+    let lhs_ty = if has_s2 { "(t ?sign ?bw ?n) ?s2".to_string() } else { "(t ?sign ?bw ?n)".to_string() };
+    let lhs = format!("({op} {lhs_ty} ?x0 ?x1)");
+    let u_ty = if c.u_s2 { format!("(t {rs} {w} ?n) {rs}") } else { format!("(t {rs} {w} ?n)") };
+    let rhs = format!("({} {u_ty} {})", c.u, args.join(" "));
+    let sign_dom: Vec<i128> = {
+        let mut v: Vec<i128> = signs.iter().map(|x| x.0).collect();
+        v.dedup();
+        v
+    };
+    let mut free = vec![("sign".to_string(), sign_dom), ("bw".to_string(), vec![8, 16, 32]), ("n".to_string(), vec![4, 8, 16, 32, 64])];
+    let mut conds = vec![format!("(>= (* ?n {w}) 128)"), format!("(<= (* ?n {w}) 1024)")];
+    if has_s2 {
+        let mut v: Vec<i128> = signs.iter().map(|x| x.1).collect();
+        v.sort();
+        v.dedup();
+        free.push(("s2".to_string(), v));
+        // Only the (sign, s2) pairs the search won, when not all four.
+        if signs.len() == 2 && signs[0].0 != signs[1].0 && signs[0].1 != signs[1].1 {
+            let rel = if signs.iter().all(|x| x.0 == x.1) { "(= ?sign ?s2)" } else { "(!= ?sign ?s2)" };
+            conds.push(rel.into());
+        }
+    }
+    let what = match c.sign {
+        Sign::Op => "the op's sign",
+        Sign::S2 => "the second operand's sign",
+        Sign::Lit(0) => "unsigned",
+        Sign::Lit(_) => "signed",
+    };
+    Split {
+        op: op.to_string(),
+        name: format!("synth.expand-{op}.{}", c.u),
+        lhs,
+        rhs,
+        conds,
+        free,
+        provenance: format!(
+            "phase legalize; expansion searched over the same-type binary ops and the operands' casts: `{op}` (operands of mixed width) is `{}` at the result's width, {what}, over its operands cast to that width (first candidate equal on random and edge inputs at three probe widths)",
+            c.u
+        ),
+    }
+}
+
+/// A constant of an amount template: `?c`, `?c - 1` or 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum K {
+    C,
+    CMinus1,
+    One,
+}
+
+impl K {
+    fn at(self, c: i128) -> i128 {
+        match self {
+            K::C => c,
+            K::CMinus1 => c - 1,
+            K::One => 1,
+        }
+    }
+    fn text(self) -> &'static str {
+        match self {
+            K::C => "?c",
+            K::CMinus1 => "(- ?c 1)",
+            K::One => "1",
+        }
+    }
+}
+
+/// A right-side term over `?x0` at the left side's type.
+#[derive(Clone, Debug)]
+enum Tm {
+    X,
+    /// A shift-like op (a fourth generic, the amount's sign `?s2`) of a
+    /// term by a broadcast amount.
+    Shift(String, Box<Tm>, K),
+    /// A same-type op of a term and a broadcast constant of its type.
+    WithConst(String, Box<Tm>, K),
+    Bin(String, Box<Tm>, Box<Tm>),
+}
+
+impl Tm {
+    fn size(&self) -> usize {
+        match self {
+            Tm::X => 0,
+            Tm::Shift(_, a, _) | Tm::WithConst(_, a, _) => 1 + a.size(),
+            Tm::Bin(_, a, b) => 1 + a.size() + b.size(),
+        }
+    }
+    fn text(&self) -> String {
+        match self {
+            Tm::X => "?x0".into(),
+            Tm::Shift(op, a, k) => format!("({op} (t ?sign ?bw ?n) ?s2 {} (broadcast (t ?s2 ?bw ?n) {}))", a.text(), k.text()),
+            Tm::WithConst(op, a, k) => format!("({op} (t ?sign ?bw ?n) {} (broadcast (t ?sign ?bw ?n) {}))", a.text(), k.text()),
+            Tm::Bin(op, a, b) => format!("({op} (t ?sign ?bw ?n) {} {})", a.text(), b.text()),
+        }
+    }
+    fn ops<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Tm::X => {}
+            Tm::Shift(op, a, _) | Tm::WithConst(op, a, _) => {
+                out.push(op);
+                a.ops(out);
+            }
+            Tm::Bin(op, a, b) => {
+                out.push(op);
+                a.ops(out);
+                b.ops(out);
+            }
+        }
+    }
+}
+
+/// One probe of the amount search: signs, element width, lanes, amount.
+#[derive(Clone, Copy)]
+struct Probe {
+    s: i128,
+    s2: i128,
+    e: i128,
+    n: i128,
+    c: i128,
+}
+
+fn splat(e: i128, n: i128, v: i128) -> BitVec {
+    let lane = BitVec::from_i128(e as u32, v);
+    let mut w = BitVec::zero((e * n) as u32);
+    for l in 0..n as u32 {
+        for b in 0..e as u32 {
+            if lane.bit(b) {
+                w.set_bit(l * e as u32 + b, true);
+            }
+        }
+    }
+    w
+}
+
+/// The values of `t` on each input at probe `p`, or `None` where an op
+/// does not instantiate.
+fn eval_tm(halide: &SpecLibrary, t: &Tm, p: Probe, xs: &[BitVec]) -> Option<Vec<BitVec>> {
+    match t {
+        Tm::X => Some(xs.to_vec()),
+        Tm::Shift(op, a, k) => {
+            let (_, sem) = halide.instantiate(op, &[p.s, p.e, p.n, p.s2]).ok()?;
+            let amt = splat(p.e, p.n, k.at(p.c));
+            eval_tm(halide, a, p, xs)?.iter().map(|v| sem.eval(&[v, &amt]).ok()).collect()
+        }
+        Tm::WithConst(op, a, k) => {
+            let (_, sem) = halide.instantiate(op, &[p.s, p.e, p.n]).ok()?;
+            let kv = splat(p.e, p.n, k.at(p.c));
+            eval_tm(halide, a, p, xs)?.iter().map(|v| sem.eval(&[v, &kv]).ok()).collect()
+        }
+        Tm::Bin(op, a, b) => {
+            let (_, sem) = halide.instantiate(op, &[p.s, p.e, p.n]).ok()?;
+            let (va, vb) = (eval_tm(halide, a, p, xs)?, eval_tm(halide, b, p, xs)?);
+            va.iter().zip(&vb).map(|(x, y)| sem.eval(&[x, y]).ok()).collect()
+        }
+    }
+}
+
+/// Expansions of the rounding shifts by a constant amount (Halide's
+/// `rounding_shift_right(x, c)` for c > 1 meets no x86 term of depth 2):
+/// the right side is searched over terms of the plain ops, two levels
+/// deep: `U(p, q)` where `p` and `q` are `x`, a plain shift of `x` by `c`
+/// or `c - 1`, or one of those combined with the constant 1 by a
+/// same-type op. The smallest candidate equal to the op on random and
+/// edge inputs at every probe (both signs, both amount signs, two widths,
+/// three amounts) becomes a template over `?sign ?bw ?n ?s2 ?c`, c from 2.
+pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
+    let uniform = uniform_ops(halide);
+    let plain_shift: Vec<String> = uniform.iter().filter(|(op, s2)| *s2 && !op.starts_with("rounding_")).map(|(op, _)| op.clone()).collect();
+    let same: Vec<String> = uniform.iter().filter(|(_, s2)| !*s2).map(|(op, _)| op.clone()).collect();
+    let mut out = Vec::new();
+    for (op, s2) in &uniform {
+        if !*s2 || !op.starts_with("rounding_") {
+            continue;
+        }
+        let probes: Vec<Probe> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .flat_map(|&(s, s2)| [(16i128, 8i128), (32, 4)].into_iter().flat_map(move |(e, n)| [2i128, 3, e - 1].into_iter().map(move |c| Probe { s, s2, e, n, c })))
+            .collect();
+        // Inputs per probe width (shared by the candidates).
+        let xs_of = |p: &Probe| -> Vec<BitVec> { inputs(1, &[(p.e * p.n) as u32], 24, 0x726f_756e_6421 ^ p.e as u64).into_iter().map(|mut v| v.remove(0)).collect() };
+        let want: Vec<Option<Vec<BitVec>>> = probes
+            .iter()
+            .map(|p| {
+                let (_, sem) = halide.instantiate(op, &[p.s, p.e, p.n, p.s2]).ok()?;
+                let amt = splat(p.e, p.n, p.c);
+                xs_of(p).iter().map(|x| sem.eval(&[x, &amt]).ok()).collect()
+            })
+            .collect();
+        if want.iter().any(|w| w.is_none()) {
+            continue;
+        }
+        // Level 1: x and its plain shifts; level 2: those with the constant 1.
+        let mut atoms = vec![Tm::X];
+        for sh in &plain_shift {
+            for k in [K::C, K::CMinus1] {
+                atoms.push(Tm::Shift(sh.clone(), Box::new(Tm::X), k));
+            }
+        }
+        let level1 = atoms.clone();
+        for a in &level1 {
+            for v in &same {
+                atoms.push(Tm::WithConst(v.clone(), Box::new(a.clone()), K::One));
+            }
+        }
+        // Observational equivalence at the first screen's probe: an atom
+        // equal to an earlier one (an identity like `mul(a, 1)`) or
+        // constant on every input is dropped.
+        let first = probes.iter().position(|p| p.s == 1 && p.s2 == 0 && p.e == 16 && p.c == 3).unwrap_or(0);
+        let mut seen: Vec<Vec<BitVec>> = Vec::new();
+        atoms.retain(|a| {
+            let Some(v) = eval_tm(halide, a, probes[first], &xs_of(&probes[first])) else { return false };
+            if v.iter().all(|x| *x == v[0]) || seen.contains(&v) {
+                return false;
+            }
+            seen.push(v);
+            true
+        });
+        let mut cands: Vec<Tm> = Vec::new();
+        for u in &same {
+            for a in &atoms {
+                for b in &atoms {
+                    cands.push(Tm::Bin(u.clone(), Box::new(a.clone()), Box::new(b.clone())));
+                }
+            }
+        }
+        cands.extend(atoms.iter().cloned());
+        cands.sort_by_key(|t| t.size());
+        // A cheap first screen at one probe, then every probe.
+        // Up to three expansions, each with another root op: the smallest
+        // may use an op with no lowering at some width (halving_add at 32
+        // bits), and extraction picks among the lowered ones.
+        let mut roots: Vec<String> = Vec::new();
+        for t in cands {
+            if roots.len() == 3 {
+                break;
+            }
+            let root = match &t {
+                Tm::Bin(u, ..) | Tm::Shift(u, ..) | Tm::WithConst(u, ..) => u.clone(),
+                Tm::X => continue,
+            };
+            if roots.contains(&root) {
+                continue;
+            }
+            let check = |i: usize| eval_tm(halide, &t, probes[i], &xs_of(&probes[i])).as_ref() == want[i].as_ref();
+            if !(check(first) && (0..probes.len()).all(check)) {
+                continue;
+            }
+            roots.push(root);
+            let mut ops = Vec::new();
+            t.ops(&mut ops);
+            out.push(Split {
+                op: op.clone(),
+                name: format!("synth.expand-{op}.{}", ops.join("-")),
+                lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 (broadcast (t ?s2 ?bw ?n) ?c))"),
+                rhs: t.text(),
+                conds: vec!["(< ?c ?bw)".into(), "(>= (* ?n ?bw) 128)".into(), "(<= (* ?n ?bw) 256)".into()],
+                free: vec![
+                    ("sign".into(), vec![0, 1]),
+                    ("bw".into(), vec![16, 32]),
+                    ("n".into(), vec![4, 8, 16]),
+                    ("s2".into(), vec![0, 1]),
+                    ("c".into(), (2..32).collect()),
+                ],
+                provenance: format!(
+                    "phase legalize; expansion searched over terms of the plain ops (shifts of x by c or c - 1, same-type ops with the constant 1, two levels): `{op}` by a constant c >= 2 is `{}` (candidate {} of the smallest with root `{}`, equal on random and edge inputs at 24 probes: both signs, both amount signs, widths 16 and 32, c = 2, 3 and the width - 1)",
+                    ops.join(" "),
+                    roots.len(),
+                    roots.last().map(|s| s.as_str()).unwrap_or("")
+                ),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn finds_the_widen_right_expansions() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../frontends/halide");
+        let halide = misaal_isa::SpecLibrary::load_dir(&dir).expect("halide library");
+        let ex = super::expansions(&halide);
+        let texts: Vec<String> = ex.iter().map(|s| format!("{} => {}", s.lhs, s.rhs)).collect();
+        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).collect();
+        for s in &ex {
+            eprintln!("{}: {} => {} | {:?} {:?}", s.name, s.lhs, s.rhs, s.free, s.conds);
+        }
+        assert!(texts.iter().any(|t| t == "(widen_right_add (t ?sign ?bw ?n) ?x0 ?x1) => (add (t ?sign (* 2 ?bw) ?n) ?x0 (cast (t ?sign ?bw ?n) ?sign (* 2 ?bw) ?x1))"), "{texts:#?}");
+    }
+}
