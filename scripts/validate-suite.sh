@@ -3,7 +3,10 @@
 # --validate` on every kernel, one line each (kernel, exit status, seconds,
 # the validator's summary), then a total. Exits non-zero if any kernel has a
 # mismatch (1) or an undecided root (3). Opt-in, not part of scripts/test.sh:
-# it takes about 7 minutes on 2 cores.
+# it takes about 7 minutes on 2 cores. The solver's budget per query is
+# wall-clock time (20 s by default): on a loaded machine set
+# MISAAL_VALIDATE_TIMEOUT (ms) higher, or MISAAL_VALIDATE_RLIMIT for a budget
+# in Z3's own units that does not depend on the load.
 #   scripts/validate-suite.sh [MISAAL_BINARY] [SUITE_DIR]
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +20,8 @@ fail=0; n=0; ok=0
 for f in "$SUITE"/stmt/*.stmt; do
   k="$(basename "$f" .stmt)"
   start=$(date +%s.%N)
-  "$BIN" compile --validate "$f" -o "$work/$k.c" >"$work/$k.log" 2>&1
+  "$BIN" compile --validate --validate-timeout "${MISAAL_VALIDATE_TIMEOUT:-20000}" \
+    --validate-rlimit "${MISAAL_VALIDATE_RLIMIT:-0}" "$f" -o "$work/$k.c" >"$work/$k.log" 2>&1
   rc=$?
   secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   summary="$(grep -E '^validate:' "$work/$k.log" | tail -1)"

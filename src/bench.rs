@@ -51,7 +51,8 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         }
         if args.validate {
             let selections = report.map(|r| r.selections).unwrap_or_default();
-            let v = misaal_compiler::isel::validate::validate_all(&selections, &Default::default());
+            let opts = misaal_compiler::isel::validate::ValidateOptions { budget: misaal_verifier::smt::Budget { timeout_ms: args.validate_timeout, rlimit: args.validate_rlimit }, ..Default::default() };
+            let v = misaal_compiler::isel::validate::validate_all(&selections, &opts);
             eprint!("{}", v.summary());
             if v.exit_code() != 0 {
                 eprintln!("error: {}: the selection is {}; no C written", args.input.display(), if v.exit_code() == 3 { "not validated" } else { "wrong" });

@@ -143,6 +143,17 @@ struct CompileArgs {
     /// the solver cannot decide is "not validated" and exits 3.
     #[arg(long, conflicts_with = "naive")]
     validate: bool,
+    /// `--validate`'s wall-clock budget per solver query, in milliseconds
+    /// (a root too big for one query is proved in slices, each a query). A
+    /// query that runs out is `unknown`, never success; on a loaded machine
+    /// raise it, or use `--validate-rlimit` for a budget that does not
+    /// depend on the load.
+    #[arg(long, value_name = "MS", default_value_t = 20_000, requires = "validate")]
+    validate_timeout: u32,
+    /// `--validate`'s Z3 resource limit per query (0: none): Z3's own work
+    /// units, the same verdict on every machine whatever its load.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "validate")]
+    validate_rlimit: u32,
     /// Write this kernel's rule usage (`rule,matches,search_apply_ms,
     /// used_in_extraction`, summed over its functions) and the intrinsics
     /// it emitted into this folder (`rule_usage.csv`, `emitted.txt`); what

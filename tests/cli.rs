@@ -288,3 +288,25 @@ fn compile_writes_c_and_header_and_bench_runs_a_kernel() {
     assert!(cov.starts_with("instruction,class,reachable_by_rules,emitted_in_suite\n") && cov.contains(",true,true\n"), "{cov}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn validate_budget_is_a_flag_and_a_starved_solver_is_not_success() {
+    let dir = std::env::temp_dir().join(format!("misaal-cli-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stmt = concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/stmt/add.stmt");
+    let out = dir.join("add.c");
+    let (ok, stdout, err) = misaal(&["compile", "--validate", "--validate-timeout", "60000", stmt, "-o", out.to_str().unwrap()]);
+    assert!(ok && err.contains("0 mismatches, 0 unknown"), "{stdout}{err}");
+    std::fs::remove_file(&out).unwrap();
+    // An rlimit of 1 leaves Z3 no work: the root is undecided, which is
+    // "not validated" (exit 3) with no C written, never a pass.
+    let o = Command::new(env!("CARGO_BIN_EXE_misaal")).args(["compile", "--validate", "--validate-rlimit", "1", stmt, "-o", out.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("NOT VALIDATED") && err.contains("1 unknown"), "{err}");
+    assert!(!out.exists(), "no C for an unvalidated selection");
+    // The budget means nothing without --validate.
+    let (ok, _, err) = misaal(&["compile", "--validate-timeout", "5", stmt, "-o", out.to_str().unwrap()]);
+    assert!(!ok && err.contains("--validate"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
