@@ -192,6 +192,21 @@ pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
             if several {
                 t.name = format!("{}.{}", t.name, j + 1);
             }
+            // A shift-like op (an amount of sign ?s2) by a broadcast
+            // constant: the cast of the amount is the constant broadcast at
+            // the wide type (no instruction), for the amounts below the
+            // narrow width; each instance is proved like the rest.
+            let cast_amount = format!("(cast (t ?s2 ?bw ?n) {} {} ?x1)", cands[k].sign.text(), width_text(res_mult));
+            if has_s2 && operands[1].mult != res_mult && t.rhs.contains(&cast_amount) {
+                let mut b = t.clone();
+                b.name = format!("{}.const", t.name);
+                b.lhs = t.lhs.replace(" ?x1)", " (broadcast (t ?s2 ?bw ?n) ?c))");
+                b.rhs = t.rhs.replace(&cast_amount, &format!("(broadcast (t {} {} ?n) ?c)", cands[k].sign.text(), width_text(res_mult)));
+                b.conds.push("(< ?c ?bw)".into());
+                b.free.push(("c".into(), (0..32).collect()));
+                b.provenance = format!("{}; with a broadcast constant amount, its cast is the broadcast at the wide type", t.provenance);
+                out.push(b);
+            }
             out.push(t);
         }
     }
@@ -525,6 +540,169 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Expansions of the wrapping narrowing casts (`cast` from 2E to E bits),
+/// which no x86 term of the enumeration meets: the low E bits of each
+/// lane, where the packs saturate. The right side is searched over
+/// `saturating_cast(V(x, broadcast k))`: every same-type op `V`, every
+/// constant `k` among 0, 1, the all-ones of the narrow width and of the
+/// wide width, and every sign of the saturating cast's operand and
+/// result, for each element width (E = 8, 16: the constants are numbers of
+/// the width) and each pair of signs. Up to three that agree on random and
+/// edge inputs at three lane counts are kept (extraction picks the one that
+/// lowers cheapest); like every template, each instance is proved.
+pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
+    let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
+    let mut out = Vec::new();
+    for e in [8i128, 16] {
+        let w = 2 * e;
+        let consts = [0i128, 1, (1 << e) - 1, (1 << w) - 1];
+        for (s, s2) in [(0i128, 0i128), (0, 1), (1, 0), (1, 1)] {
+            let mut kept: Vec<String> = Vec::new();
+            'search: for v in &same {
+                for &k in &consts {
+                    for sa in [1i128, 0] {
+                        for sd in [s2, 1 - s2] {
+                            let ok = [4i128, 8, 16].iter().all(|&n| {
+                                let Ok((_, lhs)) = halide.instantiate("cast", &[s, w, n, s2, e]) else { return false };
+                                let Ok((_, vsem)) = halide.instantiate(v, &[sa, w, n]) else { return false };
+                                let Ok((_, sat)) = halide.instantiate("saturating_cast", &[sa, w, n, sd, e]) else { return false };
+                                let kv = splat(w, n, k);
+                                inputs(1, &[(w * n) as u32], 24, 0x6e61_7272 ^ n as u64).iter().all(|c| {
+                                    let x = &c[0];
+                                    match (lhs.eval(&[x]), vsem.eval(&[x, &kv])) {
+                                        (Ok(want), Ok(m)) => sat.eval(&[&m]).ok() == Some(want),
+                                        _ => false,
+                                    }
+                                })
+                            });
+                            if !ok {
+                                continue;
+                            }
+                            let sign = |x: i128, var: &str| if x == s { var.to_string() } else { x.to_string() };
+                            let sa_t = sign(sa, "?sign");
+                            let sd_t = if sd == s2 { "?s2".to_string() } else { sd.to_string() };
+                            let rhs = format!("(saturating_cast (t {sa_t} {w} ?n) {sd_t} {e} ({v} (t {sa_t} {w} ?n) ?x0 (broadcast (t {sa_t} {w} ?n) {k})))");
+                            if kept.contains(&rhs) {
+                                continue;
+                            }
+                            kept.push(rhs.clone());
+                            out.push(Split {
+                                op: "cast".into(),
+                                name: format!("synth.expand-cast-{w}-{e}.{}{}.saturating_cast-{v}", if s == 1 { 'i' } else { 'u' }, if s2 == 1 { 'i' } else { 'u' }),
+                                lhs: format!("(cast (t ?sign {w} ?n) ?s2 {e} ?x0)"),
+                                rhs,
+                                conds: vec![format!("(>= (* ?n {w}) 256)"), format!("(<= (* ?n {w}) 1024)")],
+                                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![8, 16, 32, 64])],
+                                provenance: format!(
+                                    "phase legalize; expansion searched over saturating_cast(V(x, broadcast k)) (V a same-type op, k among 0, 1 and the all-ones of either width, both signs of the saturating cast): the wrapping cast {w} -> {e} bits is the saturating cast of `{v}` with {k} (equal on random and edge inputs at 4, 8 and 16 lanes)"
+                                ),
+                            });
+                            if kept.len() == 3 {
+                                break 'search;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Names stay unique when a search keeps two with the same op.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for s in &mut out {
+        let c = seen.entry(s.name.clone()).or_insert(0);
+        *c += 1;
+        if *c > 1 {
+            s.name = format!("{}.{}", s.name, c);
+        }
+    }
+    out
+}
+
+/// Expansions of unsigned 16-bit division by a constant c (no x86
+/// instruction divides): the right side is searched over
+/// `shr(mul_shift_right(x, broadcast m, 16), broadcast s)` (the high half
+/// of a product, then a shift), for every c from 3 to 64 that is not a
+/// power of two, every s below 16 and the one multiplier m = ceil(2^(16+s)
+/// / c) that can floor every quotient for that s. A candidate is screened
+/// on every u16 value in integer arithmetic, then checked against Halide's
+/// `div` on every u16 value through the semantics; the smallest s that
+/// passes is kept, one template per divisor (c is a number of the rule),
+/// and each instance is proved.
+pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
+    let mut out = Vec::new();
+    let lanes = 128i128;
+    let Ok((_, div)) = halide.instantiate("div", &[0, 16, lanes]) else { return out };
+    let Ok((_, msr)) = halide.instantiate("mul_shift_right", &[0, 16, lanes]) else { return out };
+    let Ok((_, shr)) = halide.instantiate("shr", &[0, 16, lanes, 0]) else { return out };
+    let all: Vec<BitVec> = (0..65536 / lanes)
+        .map(|chunk| {
+            let mut w = BitVec::zero(16 * lanes as u32);
+            for l in 0..lanes {
+                let v = (chunk * lanes + l) as u64;
+                for b in 0..16 {
+                    if v >> b & 1 == 1 {
+                        w.set_bit((l * 16 + b) as u32, true);
+                    }
+                }
+            }
+            w
+        })
+        .collect();
+    for c in 3u64..=64 {
+        if c.is_power_of_two() {
+            continue;
+        }
+        let cv = splat(16, lanes, c as i128);
+        // Form 0: shr(mul_shift_right(x, m, 16), s) with m < 2^16; form 1
+        // (when no 16-bit m floors every quotient): the 17-bit multiplier's
+        // low 16 bits m, then shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1).
+        let (mv_of, q) = (|m: u64| splat(16, lanes, m as i128), splat(16, lanes, 16));
+        let Ok((_, havg)) = halide.instantiate("halving_add", &[0, 16, lanes]) else { return out };
+        let candidate = |form: u8, s: u32| -> Option<u64> {
+            let m = ((1u64 << (16 + s)) + c - 1) / c;
+            let m = match form {
+                0 if m < 1 << 16 => m,
+                1 if s >= 1 && (1 << 16..1 << 17).contains(&m) => m - (1 << 16),
+                _ => return None,
+            };
+            let screen = |x: u64| match form {
+                0 => (x * m) >> (16 + s),
+                _ => ((x + ((x * m) >> 16)) >> 1) >> (s - 1),
+            };
+            if !(0u64..65536).all(|x| screen(x) == x / c) {
+                return None;
+            }
+            let shift = if form == 0 { s } else { s - 1 };
+            let (mv, sv) = (mv_of(m), splat(16, lanes, shift as i128));
+            let ok = all.iter().all(|x| {
+                let want = div.eval(&[x, &cv]).ok();
+                let hi = msr.eval(&[x, &mv, &q]).ok();
+                let hi = if form == 0 { hi } else { hi.and_then(|h| havg.eval(&[x, &h]).ok()) };
+                let got = hi.and_then(|h| if shift == 0 { Some(h) } else { shr.eval(&[&h, &sv]).ok() });
+                want.is_some() && want == got
+            });
+            ok.then_some(m)
+        };
+        let found = [0u8, 1].into_iter().find_map(|form| (0u32..16).find_map(|s| candidate(form, s).map(|m| (form, m, s))));
+        let Some((form, m, s)) = found else { continue };
+        let high = format!("(mul_shift_right (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {m}) (broadcast (t 0 16 ?n) 16))");
+        let (inner, shift) = if form == 0 { (high, s) } else { (format!("(halving_add (t 0 16 ?n) ?x0 {high})"), s - 1) };
+        let rhs = if shift == 0 { inner } else { format!("(shr (t 0 16 ?n) 0 {inner} (broadcast (t 0 16 ?n) {shift}))") };
+        out.push(Split {
+            op: "div".into(),
+            name: format!("synth.expand-div-u16-{c}"),
+            lhs: format!("(div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {c}))"),
+            rhs,
+            conds: vec!["(>= (* ?n 16) 128)".into(), "(<= (* ?n 16) 256)".into()],
+            free: vec![("n".into(), vec![8, 16])],
+            provenance: format!(
+                "phase legalize; expansion searched over shr(mul_shift_right(x, m, 16), s) and, where no 16-bit m fits, shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1): u16 division by {c} is form {form} with m = {m}, s = {s} (the smallest s whose multiplier floors every u16 quotient, checked on all 65,536 values against Halide's div)"
+            ),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -533,7 +711,7 @@ mod tests {
         let halide = misaal_isa::SpecLibrary::load_dir(&dir).expect("halide library");
         let ex = super::expansions(&halide);
         let texts: Vec<String> = ex.iter().map(|s| format!("{} => {}", s.lhs, s.rhs)).collect();
-        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).collect();
+        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).chain(super::narrowing_expansions(&halide)).chain(super::division_expansions(&halide)).collect();
         for s in &ex {
             eprintln!("{}: {} => {} | {:?} {:?}", s.name, s.lhs, s.rhs, s.free, s.conds);
         }

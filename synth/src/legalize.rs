@@ -176,6 +176,8 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
     // Mixed-width ops rewritten to same-type ops over casts (searched).
     out.extend(expand::expansions(halide));
     out.extend(expand::amount_expansions(halide));
+    out.extend(expand::narrowing_expansions(halide));
+    out.extend(expand::division_expansions(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),
