@@ -74,6 +74,14 @@ pub trait Dialect: Send + Sync {
     /// The low (`hi` false) or high half of register `reg` of `bits`, if
     /// the dialect does that in one instruction: (expression, name).
     fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)>;
+    /// The register of `2 * bits` whose low half is `lo` and high half
+    /// `hi`, if the dialect forms it in one instruction (HVX
+    /// `vcombine`, NEON `vcombine`): (expression, name). The inverse of
+    /// [`Self::half`]; x86 has none here (no proved rule justifies a
+    /// `vinserti128` yet), so a concat feeding a wider register falls back.
+    fn join(&self, _bits: u32, _lo: &str, _hi: &str) -> Option<(String, String)> {
+        None
+    }
     /// Whether operand `k` of intrinsic `name` (`None`: its result), `bits`
     /// wide in its spec, is a vector register (else a C scalar).
     fn register_operand(&self, name: &str, k: Option<usize>, bits: u32) -> bool;

@@ -95,6 +95,10 @@ impl Dialect for Arm {
             (format!("{f}({reg})"), f.to_string())
         })
     }
+    fn join(&self, bits: u32, lo: &str, hi: &str) -> Option<(String, String)> {
+        // Two D registers into one Q register.
+        (bits == 64).then(|| (format!("vcombine_u8({lo}, {hi})"), "vcombine_u8".to_string()))
+    }
     fn register_operand(&self, name: &str, k: Option<usize>, bits: u32) -> bool {
         // A D register and a 64-bit scalar are both 64 bits: the header says which.
         let p = self.protos.get(name);

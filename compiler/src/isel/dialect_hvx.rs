@@ -92,6 +92,11 @@ impl Dialect for Hvx {
             (format!("{f}({reg})"), f.to_string())
         })
     }
+    fn join(&self, bits: u32, lo: &str, hi: &str) -> Option<(String, String)> {
+        // Two vectors become a pair (the high one first, as the header
+        // orders operands).
+        (bits == 1024).then(|| (format!("Q6_W_vcombine_VV({hi}, {lo})"), "Q6_W_vcombine_VV".to_string()))
+    }
     fn register_operand(&self, _name: &str, _k: Option<usize>, bits: u32) -> bool {
         // Vectors are 1024 or 2048 bits; scalars Word32 or Word64.
         bits > 64
