@@ -248,7 +248,7 @@ impl Encoder {
                 self.halide("ramp", vec![sg, el, *lanes as i64], vec![b, s])
             }
             ExprKind::Broadcast { value, lanes } if value.ty.lanes == 1 => {
-                let v = self.expr(value);
+                let v = self.broadcast_value(value);
                 let [sg, el, _] = sen(value.ty);
                 self.halide("broadcast", vec![sg, el, *lanes as i64], vec![v])
             }
@@ -267,6 +267,46 @@ impl Encoder {
             }
             ExprKind::Call { callee: Callee::Intrinsic(i), args } => self.intrinsic(e, *i, args),
             _ => self.leaf(e),
+        }
+    }
+
+    /// The scalar value of a broadcast. Its integer casts, adds and subs are
+    /// Halide ops over leaves (not one leaf), so a rule can see what the
+    /// value's range is: conv_nn's `x16(int16(input[..]) - int16(zero))`
+    /// is a difference of two u8, which is what lets its product with an i8
+    /// be taken by vpmaddwd (it never wraps at 16 bits). They are scalar C
+    /// when extracted, as the Stmt's other scalar code.
+    ///
+    /// Only a value that is (a cast of) a sub is split; anything else (a
+    /// cast of a variable, `x64(int16(output_zero))`; l2norm's
+    /// `x64(inv_sqrt[0]/2 + 7)`) stays one leaf, as before.
+    fn broadcast_value(&mut self, e: &Expr) -> usize {
+        fn arith(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Cast(a) => arith(a),
+                ExprKind::Binary(BinOp::Sub, ..) => true,
+                _ => false,
+            }
+        }
+        if arith(e) { self.scalar_ops(e) } else { self.expr(e) }
+    }
+
+    fn scalar_ops(&mut self, e: &Expr) -> usize {
+        let t = e.ty;
+        if t.lanes != 1 || !is_integer(t) || t.is_bool() || has_vector(e) {
+            return self.expr(e);
+        }
+        match &e.kind {
+            ExprKind::Cast(a) if is_integer(a.ty) && !a.ty.is_bool() && a.ty.lanes == 1 => {
+                let k = self.scalar_ops(a);
+                let [s, el, n] = sen(a.ty);
+                self.halide("cast", vec![s, el, n, sen(t)[0], sen(t)[1]], vec![k])
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) if is_integer(a.ty) && a.ty == t && b.ty == t => {
+                let (x, y) = (self.scalar_ops(a), self.scalar_ops(b));
+                self.halide(op.op_name(), sen(t).to_vec(), vec![x, y])
+            }
+            _ => self.expr(e),
         }
     }
 

@@ -275,6 +275,20 @@ impl CostModel {
     }
 }
 
+/// The cost of a scalar Halide op (see `isel::scalar_op`) at `one` per C
+/// operation: a cast that keeps or narrows the width (a register's low
+/// part, or the same bits read as the other signedness) is no instruction,
+/// so it is free; anything else is one operation. A zero-extension of a
+/// value cast from i16 to u16 (the broadcast dword of conv_nn's vpmaddwd)
+/// is then one `movzwl`, as gcc emits it, not three operations.
+pub fn scalar_op_cost(op: &Op, one: f64) -> f64 {
+    match op {
+        Op::Halide { name, generics } if name == "cast" && generics.len() == 5 && generics[4] <= generics[1] => 0.0,
+        Op::Halide { name, .. } if name == "reinterpret" => 0.0,
+        _ => one,
+    }
+}
+
 /// A chosen node per class (`None`: the class cannot be extracted).
 #[derive(Clone, Debug)]
 pub struct Extraction {

@@ -343,9 +343,12 @@ impl Selection {
 /// it to the `_with` functions to select many kernels.
 pub fn rule_book(target: &Target, opts: &Options) -> Result<RuleBook, String> {
     let path = opts.rules.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(target.isa));
-    let text = match &opts.rules_text {
-        Some(t) => t.clone(),
-        None => std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?,
+    let text = match (&opts.rules_text, &opts.rules) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?,
+        // The target's default files: ARM's and HVX's hand-written and
+        // synthesized rules together (`TargetIsa::rule_files`).
+        (None, None) => misaal_rulesets::TargetIsa::by_name(target.isa).ok_or_else(|| format!("error: no rule target `{}`", target.isa))?.default_rules_text()?,
     };
     RuleBook::new(&target.rule_env(), &path.display().to_string(), &text)
 }
@@ -410,7 +413,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     // reduction) made the whole selected reduction dearer than its naive
     // loop.
     let scalar_heads: std::collections::HashMap<&Op, bool> = graph.nodes.iter().map(|n| (&n.op, scalar_op(&target.halide, &n.op))).collect();
-    let node_cost = |n: &extract::GNode| if !n.glue && scalar_heads.get(&n.op) == Some(&true) { SCALAR_OP_COST } else { target.costs.gnode(n) };
+    let node_cost = |n: &extract::GNode| if !n.glue && scalar_heads.get(&n.op) == Some(&true) { extract::scalar_op_cost(&n.op, SCALAR_OP_COST) } else { target.costs.gnode(n) };
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
     let greedy = extract::greedy_dag(&graph, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
