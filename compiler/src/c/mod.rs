@@ -75,7 +75,7 @@ use misaal_frontends::stmt::types::{Type, TypeCode};
 
 use ops::{Helpers, IT};
 use scalar::math_fn;
-use tile::has_register_tile;
+use tile::{has_register_tile, split_tile_loops};
 
 /// A translation unit and the header declaring its function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,6 +143,15 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     if symbol.starts_with("h_") || symbol.starts_with("v_") || symbol == "main" {
         return Err(CompileError::new(format!("`{symbol}` is reserved (the backend's own names start with `h_` and `v_`)")));
     }
+    // With instruction selection, register-tile loops are split into
+    // loops whose accumulators fit the registers (see `split_tile_loops`).
+    let split;
+    let module = if opts.isel.is_some() {
+        split = Module { funcs: module.funcs.iter().map(|f| Func { body: split_tile_loops(&f.body), ..f.clone() }).collect(), ..module.clone() };
+        &split
+    } else {
+        module
+    };
     let externals: Vec<&Func> = module.funcs.iter().filter(|f| f.linkage != Linkage::Internal).collect();
     let main = match externals[..] {
         [f] => f,
