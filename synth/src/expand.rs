@@ -92,8 +92,16 @@ fn inputs(arity: usize, widths: &[u32], cases: usize, seed: u64) -> Vec<Vec<BitV
                 match c {
                     0 => BitVec::ones(w),
                     1 => BitVec::zero(w),
+                    // Odd cases: each 64-bit word shifted right by a random
+                    // amount, so that lanes also hold small magnitudes (the
+                    // values where saturation and clamps differ).
                     _ => {
-                        let limbs: Vec<u64> = (0..w.div_ceil(64)).map(|_| next()).collect();
+                        let limbs: Vec<u64> = (0..w.div_ceil(64))
+                            .map(|_| {
+                                let v = next();
+                                if c % 2 == 1 { v >> (next() % 64) } else { v }
+                            })
+                            .collect();
                         BitVec::from_limbs(w, &limbs)
                     }
                 }
@@ -540,69 +548,105 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
-/// Expansions of the wrapping narrowing casts (`cast` from 2E to E bits),
-/// which no x86 term of the enumeration meets: the low E bits of each
-/// lane, where the packs saturate. The right side is searched over
-/// `saturating_cast(V(x, broadcast k))`: every same-type op `V`, every
-/// constant `k` among 0, 1, the all-ones of the narrow width and of the
-/// wide width, and every sign of the saturating cast's operand and
-/// result, for each element width (E = 8, 16: the constants are numbers of
-/// the width) and each pair of signs. Up to three that agree on random and
-/// edge inputs at three lane counts are kept (extraction picks the one that
-/// lowers cheapest); like every template, each instance is proved.
+/// Expansions of the narrowing casts (`cast`, wrapping, and
+/// `saturating_cast`, from 2E to E bits) that no x86 term of the
+/// enumeration meets (the packs saturate, and read their operands as
+/// signed): the right side is searched over `saturating_cast(V(x,
+/// broadcast k))`: every same-type op `V` at either sign, every constant
+/// `k` among 0, 1, the all-ones of the narrow width and of the wide width,
+/// and every sign of the saturating cast's operand and result, for each
+/// element width (E = 8, 16: the constants are numbers of the width) and
+/// each pair of signs. A `V` that leaves its operand unchanged, or a right
+/// side that is the left side's own op and types, is skipped. Up to three
+/// that agree on random and edge inputs at three lane counts are kept
+/// (extraction picks the one that lowers cheapest); like every template,
+/// each instance is proved. Also the same-width casts, searched the same
+/// way with the operand itself as the only candidate (they keep the bits).
 pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     let mut out = Vec::new();
+    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
     for e in [8i128, 16] {
         let w = 2 * e;
         let consts = [0i128, 1, (1 << e) - 1, (1 << w) - 1];
-        for (s, s2) in [(0i128, 0i128), (0, 1), (1, 0), (1, 1)] {
-            let mut kept: Vec<String> = Vec::new();
-            'search: for v in &same {
-                for &k in &consts {
-                    for sa in [1i128, 0] {
-                        for sd in [s2, 1 - s2] {
-                            let ok = [4i128, 8, 16].iter().all(|&n| {
-                                let Ok((_, lhs)) = halide.instantiate("cast", &[s, w, n, s2, e]) else { return false };
-                                let Ok((_, vsem)) = halide.instantiate(v, &[sa, w, n]) else { return false };
-                                let Ok((_, sat)) = halide.instantiate("saturating_cast", &[sa, w, n, sd, e]) else { return false };
-                                let kv = splat(w, n, k);
-                                inputs(1, &[(w * n) as u32], 24, 0x6e61_7272 ^ n as u64).iter().all(|c| {
-                                    let x = &c[0];
-                                    match (lhs.eval(&[x]), vsem.eval(&[x, &kv])) {
-                                        (Ok(want), Ok(m)) => sat.eval(&[&m]).ok() == Some(want),
-                                        _ => false,
+        for lhs_op in ["cast", "saturating_cast"] {
+            for (s, s2) in [(0i128, 0i128), (0, 1), (1, 0), (1, 1)] {
+                let mut kept: Vec<String> = Vec::new();
+                'search: for v in &same {
+                    for &k in &consts {
+                        for sv in [s, 1 - s] {
+                            for sa in [1i128, 0] {
+                                for sd in [s2, 1 - s2] {
+                                    if lhs_op == "saturating_cast" && (sa, sd) == (s, s2) {
+                                        continue;
                                     }
-                                })
-                            });
-                            if !ok {
-                                continue;
-                            }
-                            let sign = |x: i128, var: &str| if x == s { var.to_string() } else { x.to_string() };
-                            let sa_t = sign(sa, "?sign");
-                            let sd_t = if sd == s2 { "?s2".to_string() } else { sd.to_string() };
-                            let rhs = format!("(saturating_cast (t {sa_t} {w} ?n) {sd_t} {e} ({v} (t {sa_t} {w} ?n) ?x0 (broadcast (t {sa_t} {w} ?n) {k})))");
-                            if kept.contains(&rhs) {
-                                continue;
-                            }
-                            kept.push(rhs.clone());
-                            out.push(Split {
-                                op: "cast".into(),
-                                name: format!("synth.expand-cast-{w}-{e}.{}{}.saturating_cast-{v}", if s == 1 { 'i' } else { 'u' }, if s2 == 1 { 'i' } else { 'u' }),
-                                lhs: format!("(cast (t ?sign {w} ?n) ?s2 {e} ?x0)"),
-                                rhs,
-                                conds: vec![format!("(>= (* ?n {w}) 256)"), format!("(<= (* ?n {w}) 1024)")],
-                                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![8, 16, 32, 64])],
-                                provenance: format!(
-                                    "phase legalize; expansion searched over saturating_cast(V(x, broadcast k)) (V a same-type op, k among 0, 1 and the all-ones of either width, both signs of the saturating cast): the wrapping cast {w} -> {e} bits is the saturating cast of `{v}` with {k} (equal on random and edge inputs at 4, 8 and 16 lanes)"
-                                ),
-                            });
-                            if kept.len() == 3 {
-                                break 'search;
+                                    let mut identity = true;
+                                    let ok = [4i128, 8, 16].iter().all(|&n| {
+                                        let Ok((_, lhs)) = halide.instantiate(lhs_op, &[s, w, n, s2, e]) else { return false };
+                                        let Ok((_, vsem)) = halide.instantiate(v, &[sv, w, n]) else { return false };
+                                        let Ok((_, sat)) = halide.instantiate("saturating_cast", &[sa, w, n, sd, e]) else { return false };
+                                        let kv = splat(w, n, k);
+                                        inputs(1, &[(w * n) as u32], 48, 0x6e61_7272 ^ n as u64).iter().all(|c| {
+                                            let x = &c[0];
+                                            match (lhs.eval(&[x]), vsem.eval(&[x, &kv])) {
+                                                (Ok(want), Ok(m)) => {
+                                                    identity &= m == *x;
+                                                    sat.eval(&[&m]).ok() == Some(want)
+                                                }
+                                                _ => false,
+                                            }
+                                        })
+                                    });
+                                    if !ok || identity {
+                                        continue;
+                                    }
+                                    let sign = |x: i128| if x == s { "?sign".to_string() } else { x.to_string() };
+                                    let (sv_t, sa_t) = (sign(sv), sign(sa));
+                                    let sd_t = if sd == s2 { "?s2".to_string() } else { sd.to_string() };
+                                    let rhs = format!("(saturating_cast (t {sa_t} {w} ?n) {sd_t} {e} ({v} (t {sv_t} {w} ?n) ?x0 (broadcast (t {sv_t} {w} ?n) {k})))");
+                                    if kept.contains(&rhs) {
+                                        continue;
+                                    }
+                                    kept.push(rhs.clone());
+                                    out.push(Split {
+                                        op: lhs_op.into(),
+                                        name: format!("synth.expand-{lhs_op}-{w}-{e}.{}{}.saturating_cast-{v}", letter(s), letter(s2)),
+                                        lhs: format!("({lhs_op} (t ?sign {w} ?n) ?s2 {e} ?x0)"),
+                                        rhs,
+                                        conds: vec![format!("(>= (* ?n {w}) 256)"), format!("(<= (* ?n {w}) 1024)")],
+                                        free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![8, 16, 32, 64])],
+                                        provenance: format!(
+                                            "phase legalize; expansion searched over saturating_cast(V(x, broadcast k)) (V a same-type op at either sign, k among 0, 1 and the all-ones of either width, both signs of the saturating cast): `{lhs_op}` {w} -> {e} bits is the saturating cast of `{v}` with {k} (equal on random and edge inputs at 4, 8 and 16 lanes)"
+                                        ),
+                                    });
+                                    if kept.len() == 3 {
+                                        break 'search;
+                                    }
+                                }
                             }
                         }
                     }
                 }
+            }
+        }
+    }
+    // Same-width casts: the only candidate is the operand.
+    for e in [8i128, 16, 32] {
+        for (s, s2) in [(0i128, 1i128), (1, 0)] {
+            let ok = [4i128, 8, 16].iter().all(|&n| {
+                let Ok((_, c)) = halide.instantiate("cast", &[s, e, n, s2, e]) else { return false };
+                inputs(1, &[(e * n) as u32], 24, 0x7265_696e ^ n as u64).iter().all(|x| c.eval(&[&x[0]]).ok().as_ref() == Some(&x[0]))
+            });
+            if ok {
+                out.push(Split {
+                    op: "cast".into(),
+                    name: format!("synth.expand-cast-{e}.{}{}.operand", letter(s), letter(s2)),
+                    lhs: format!("(cast (t ?sign {e} ?n) ?s2 {e} ?x0)"),
+                    rhs: "?x0".into(),
+                    conds: vec![format!("(>= (* ?n {e}) 128)"), format!("(<= (* ?n {e}) 2048)")],
+                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![4, 8, 16, 32, 64, 128])],
+                    provenance: format!("phase legalize; expansion searched (the operand the only candidate): a cast between {}{e} and {}{e} keeps every bit (equal on random and edge inputs at 4, 8 and 16 lanes)", letter(s), letter(s2)),
+                });
             }
         }
     }
