@@ -747,6 +747,48 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Expansions of `mod` by a power-of-two constant c: the right side is
+/// searched over `V(x, broadcast k)` (V a same-type op, k among c - 1, c
+/// and c + 1), equal to Halide's (Euclidean) `mod` on random and edge
+/// inputs at both signs, widths 16 and 32 and c = 2, 16, 256; the first
+/// that agrees everywhere becomes a template over c (powers of two from 2
+/// to 2^14), each instance proved.
+pub fn modulo_expansions(halide: &SpecLibrary) -> Vec<Split> {
+    let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
+    let ks: [(&str, i128); 3] = [("(- ?c 1)", -1), ("?c", 0), ("(+ ?c 1)", 1)];
+    let probes: Vec<(i128, i128, i128, i128)> =
+        [0i128, 1].iter().flat_map(|&s| [(16i128, 8i128), (32, 4)].into_iter().flat_map(move |(e, n)| [2i128, 16, 256].into_iter().map(move |c| (s, e, n, c)))).collect();
+    for v in &same {
+        for (kt, kd) in ks {
+            let ok = probes.iter().all(|&(s, e, n, c)| {
+                let (Ok((_, m)), Ok((_, u))) = (halide.instantiate("mod", &[s, e, n]), halide.instantiate(v, &[s, e, n])) else { return false };
+                let (cv, kv) = (splat(e, n, c), splat(e, n, c + kd));
+                inputs(1, &[(e * n) as u32], 48, 0x6d6f_64 ^ (e + c) as u64).iter().all(|x| {
+                    let want = m.eval(&[&x[0], &cv]).ok();
+                    want.is_some() && want == u.eval(&[&x[0], &kv]).ok()
+                })
+            });
+            if ok {
+                return vec![Split {
+                    op: "mod".into(),
+                    name: format!("synth.expand-mod-pow2.{v}"),
+                    lhs: "(mod (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) ?c))".into(),
+                    rhs: format!("({v} (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) {kt}))"),
+                    conds: vec!["(>= (* ?n ?bw) 128)".into(), "(<= (* ?n ?bw) 256)".into()],
+                    free: vec![
+                        ("sign".into(), vec![0, 1]),
+                        ("bw".into(), vec![16, 32]),
+                        ("n".into(), vec![4, 8, 16]),
+                        ("c".into(), (1..15).map(|k| 1i128 << k).collect()),
+                    ],
+                    provenance: format!("phase legalize; expansion searched over V(x, broadcast k), k among c - 1, c, c + 1: `mod` by a power of two c is `{v}` with {kt} (equal on random and edge inputs at both signs, widths 16 and 32, c = 2, 16, 256)"),
+                }];
+            }
+        }
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -755,7 +797,7 @@ mod tests {
         let halide = misaal_isa::SpecLibrary::load_dir(&dir).expect("halide library");
         let ex = super::expansions(&halide);
         let texts: Vec<String> = ex.iter().map(|s| format!("{} => {}", s.lhs, s.rhs)).collect();
-        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).chain(super::narrowing_expansions(&halide)).chain(super::division_expansions(&halide)).collect();
+        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).chain(super::narrowing_expansions(&halide)).chain(super::division_expansions(&halide)).chain(super::modulo_expansions(&halide)).collect();
         for s in &ex {
             eprintln!("{}: {} => {} | {:?} {:?}", s.name, s.lhs, s.rhs, s.free, s.conds);
         }

@@ -25,6 +25,7 @@ pub mod movement;
 pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let mut out = splits(halide);
     out.extend(movement::halves(halide, x86));
+    out.extend(movement::selects(halide, x86));
     out
 }
 
@@ -178,6 +179,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
     out.extend(expand::amount_expansions(halide));
     out.extend(expand::narrowing_expansions(halide));
     out.extend(expand::division_expansions(halide));
+    out.extend(expand::modulo_expansions(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),

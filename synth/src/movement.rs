@@ -202,6 +202,76 @@ pub fn halves(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Selects on a comparison of narrower lanes (gelu's `select(t < 0, ..)`
+/// picks i32 lanes by an i16 test): no single Halide op lowers, and the
+/// x86 side needs a 128-bit compare widened to a 256-bit mask feeding a
+/// blend, three instructions over operands of two widths that the
+/// enumeration's 128-bit units cannot hold. Searched: for `lt` and `gt` at
+/// each sign, element widths E2 (compare) and E (select) with E = 2 E2 and
+/// a 256-bit select, every verified blend `B(p, q, mask)` (three 256-bit
+/// vectors) with p, q the select's two values in either order and the
+/// mask `W(C(u, v))`: `C` a verified two-operand 128-bit instruction over
+/// the compared operands in either order and `W` a one-operand 128- to
+/// 256-bit instruction; the first equal on random inputs becomes a
+/// template over the select's sign, each instance proved.
+pub fn selects(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let shapes = shapes(x86);
+    let no_imm = |s: &Shape| s.params.iter().all(|(v, _)| v.is_some());
+    let widths = |s: &Shape| s.params.iter().filter_map(|(v, _)| *v).collect::<Vec<_>>();
+    let blends: Vec<usize> = (0..shapes.len()).filter(|&k| no_imm(&shapes[k]) && shapes[k].ret == 256 && widths(&shapes[k]) == [256, 256, 256]).collect();
+    let cmps: Vec<usize> = (0..shapes.len()).filter(|&k| no_imm(&shapes[k]) && shapes[k].ret == 128 && widths(&shapes[k]) == [128, 128]).collect();
+    let wides: Vec<usize> = (0..shapes.len()).filter(|&k| no_imm(&shapes[k]) && shapes[k].ret == 256 && widths(&shapes[k]) == [128]).collect();
+    let mut out = Vec::new();
+    for cmp in ["lt", "gt"] {
+        for cs in [1i128, 0] {
+            for e2 in [8i128, 16] {
+                let (e, n) = (2 * e2, 256 / (2 * e2));
+                let (Ok((_, c)), Ok((_, sel))) = (halide.instantiate(cmp, &[cs, e2, n]), halide.instantiate("select", &[1, e, n])) else { continue };
+                let cases: Vec<Vec<BitVec>> = (0..12u64).map(|k| [128u32, 128, 256, 256].iter().enumerate().map(|(j, &w)| random(w, 0x73656c + 31 * k + j as u64)).collect()).collect();
+                let Some(want) = cases.iter().map(|x| c.eval(&[&x[0], &x[1]]).ok().and_then(|m| sel.eval(&[&m, &x[2], &x[3]]).ok())).collect::<Option<Vec<_>>>() else { continue };
+                let mut found = None;
+                'search: for &b in &blends {
+                    for &ck in &cmps {
+                        for &wk in &wides {
+                            for (u, v) in [(0usize, 1usize), (1, 0)] {
+                                for (p, q) in [(2usize, 3usize), (3, 2)] {
+                                    let ok = cases.iter().zip(&want).all(|(x, w)| {
+                                        let Ok(m) = shapes[ck].sem.eval(&[&x[u], &x[v]]) else { return false };
+                                        let Ok(m) = shapes[wk].sem.eval(&[&m]) else { return false };
+                                        shapes[b].sem.eval(&[&x[p], &x[q], &m]).ok().as_ref() == Some(w)
+                                    });
+                                    if ok {
+                                        found = Some((b, ck, wk, u, v, p, q));
+                                        break 'search;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                let Some((b, ck, wk, u, v, p, q)) = found else { continue };
+                let names = ["?a", "?b", "?x", "?y"];
+                let rhs = format!(
+                    "(x86 {} {} {} (x86 {} (x86 {} {} {})))",
+                    shapes[b].name, names[p], names[q], shapes[wk].name, shapes[ck].name, names[u], names[v]
+                );
+                out.push(Split {
+                    op: "select".into(),
+                    name: format!("synth.select-{cmp}-{}{e2}-{e}", if cs == 1 { 'i' } else { 'u' }),
+                    lhs: format!("(select (t ?sign {e} {n}) ({cmp} (t {cs} {e2} {n}) ?a ?b) ?x ?y)"),
+                    rhs: rhs.clone(),
+                    conds: vec![],
+                    free: vec![("sign".into(), vec![0, 1])],
+                    provenance: format!(
+                        "phase legalize; select on a narrower comparison searched over blend(p, q, widen(compare(u, v))) of verified instructions: the first equal on 12 random inputs is {rhs}"
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -212,6 +282,9 @@ mod tests {
         let found: Vec<String> = super::halves(&halide, &x86).iter().map(|s| format!("{} => {}", s.lhs, s.rhs)).collect();
         for f in &found {
             eprintln!("{f}");
+        }
+        for s in super::selects(&halide, &x86) {
+            eprintln!("{} => {}", s.lhs, s.rhs);
         }
         assert!(found.iter().any(|f| f == "(slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 ?a) => (x86 _mm256_extracti128_si256 ?a 1)"), "{found:#?}");
     }
