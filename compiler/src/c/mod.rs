@@ -143,10 +143,12 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     if symbol.starts_with("h_") || symbol.starts_with("v_") || symbol == "main" {
         return Err(CompileError::new(format!("`{symbol}` is reserved (the backend's own names start with `h_` and `v_`)")));
     }
-    // With instruction selection, register-tile loops are split into
-    // loops whose accumulators fit the registers (see `split_tile_loops`).
+    // With instruction selection for x86, register-tile loops are split
+    // into loops whose accumulators fit the 16 ymm registers (see
+    // `split_tile_loops`; its budget is x86's, so ARM and HVX are left
+    // as they were).
     let split;
-    let module = if opts.isel.is_some() {
+    let module = if opts.isel.is_some() && module.target.starts_with("x86") {
         split = Module { funcs: module.funcs.iter().map(|f| Func { body: split_tile_loops(&f.body), ..f.clone() }).collect(), ..module.clone() };
         &split
     } else {
