@@ -34,7 +34,7 @@ enum Cmd {
     Bench(BenchArgs),
     /// Offline rule synthesis from the verified specs: the whole pipeline
     /// (relevance, swizzles, enumerate, abstract) into
-    /// rulesets/<target>_synth.egg, or one `--phase`; `--shard K/N` runs a
+    /// rulesets/x86_synth.egg (arm, hvx: rulesets/<target>.egg), or one `--phase`; `--shard K/N` runs a
     /// share of the enumeration and `misaal synth merge --shards N`
     /// finishes the run from the shards.
     Synth(SynthArgs),
@@ -52,15 +52,17 @@ struct SynthArgs {
     /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
     /// by fingerprint, proved lowering rules) or `abstract` (those rules
     /// and the swizzle rules folded into abstract rules, every instance
-    /// proved, written to rulesets/<target>_synth.egg). Without it, all
+    /// proved, written to rulesets/x86_synth.egg, arm.egg or hvx.egg). Without it, all
     /// four in order, with a checkpoint after each.
     #[arg(long)]
     phase: Option<String>,
     /// enumerate: the deepest Halide term (default 3).
     #[arg(long)]
     depth: Option<u8>,
-    /// enumerate: the deepest x86 term (default 2; 1 is a quick run).
-    #[arg(long)]
+    /// enumerate: the deepest target term (x86 default 2, 1 is a quick
+    /// run; ARM and HVX default 1, HVX's pair results also shuffled back
+    /// into lane order). `--target-depth` is the same option.
+    #[arg(long, alias = "target-depth")]
     x86_depth: Option<u8>,
     /// enumerate: only these units (Halide input signatures), e.g.
     /// `u8x16;u16x8,u16x8` (default: one and two inputs of each 128-bit
@@ -88,7 +90,7 @@ struct SynthArgs {
     #[arg(long, value_name = "N")]
     shards: Option<usize>,
     /// abstract: where to write the abstract ruleset (default
-    /// rulesets/<target>_synth.egg).
+    /// rulesets/x86_synth.egg, arm.egg or hvx.egg).
     #[arg(long, value_name = "FILE")]
     rules_out: Option<PathBuf>,
     /// Also read specs that have not met their oracle (for study only:
@@ -224,7 +226,7 @@ struct BenchArgs {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// A target (`x86` reads rulesets/x86.egg) or a rule file.
+    /// A target (`x86` reads rulesets/x86.egg; `arm` and `hvx` read their hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
     #[arg(long, default_value = "x86")]
     rules: String,
     /// Only the rule with this name.

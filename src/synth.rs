@@ -1,6 +1,8 @@
-//! `misaal synth`: offline rule synthesis. Without `--phase` the whole
-//! pipeline runs (relevance, swizzles, enumerate, abstract, which writes
-//! rulesets/<target>_synth.egg) with a progress bar per phase and a
+//! `misaal synth`: offline rule synthesis for x86, ARM NEON or HVX (one
+//! pipeline, parametrized by `misaal_synth::target::SynthTarget`). Without
+//! `--phase` the whole pipeline runs (relevance, swizzles, enumerate,
+//! abstract, which writes rulesets/x86_synth.egg, rulesets/arm.egg or
+//! rulesets/hvx.egg) with a progress bar per phase and a
 //! checkpoint after each (reports/<target>_synth.ckpt) and after every
 //! enumeration unit, so `--resume` continues a killed run. `--shard K/N`
 //! runs only a share of the enumeration; `misaal synth merge --shards N`
@@ -11,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use misaal_datalog::{classify, relevance};
 use misaal_reports::{RelevanceRow, write_relevance_csv};
 use misaal_synth::pipeline::{self, PHASES, PipelineCheckpoint};
+use misaal_synth::target::SynthTarget;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -21,7 +24,18 @@ struct PhaseOut {
     summary: String,
 }
 
+/// The synthesis target of `--target`.
+fn target(args: &SynthArgs) -> Result<&'static SynthTarget, String> {
+    SynthTarget::by_name(&args.spec.target).ok_or_else(|| format!("error: --target {}: synthesis knows x86, arm and hvx", args.spec.target))
+}
+
+/// The verifier's configuration for the target's rules (its `?vsize` widths).
+fn audit_config(t: &SynthTarget) -> misaal_verifier::audit::AuditConfig {
+    misaal_verifier::audit::AuditConfig { vector_widths: t.vector_widths().to_vec(), ..Default::default() }
+}
+
 pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
+    target(&args)?;
     let merging = args.action.as_deref() == Some("merge");
     if merging && args.phase.is_some() {
         return Err("error: `misaal synth merge` runs the phases after the enumeration; --phase does not go with it".into());
@@ -175,7 +189,8 @@ fn whole(args: &SynthArgs) -> Result<ExitCode, String> {
 /// The enumeration's configuration from the options.
 fn enum_config(args: &SynthArgs) -> Result<misaal_synth::enumerate::Config, String> {
     use misaal_synth::enumerate::{self as en, halide::HTy};
-    let mut cfg = en::Config::default();
+    let t = target(args)?;
+    let mut cfg = en::Config::for_target(t);
     if let Some(d) = args.depth {
         if !(1..=4).contains(&d) {
             return Err(format!("error: --depth {d}: enumerate goes from depth 1 to 4"));
@@ -186,17 +201,28 @@ fn enum_config(args: &SynthArgs) -> Result<misaal_synth::enumerate::Config, Stri
     }
     if let Some(d) = args.x86_depth {
         if !(1..=2).contains(&d) {
-            return Err(format!("error: --x86-depth {d}: x86 terms go to depth 1 or 2"));
+            return Err(format!("error: --x86-depth {d}: target terms go to depth 1 or 2"));
         }
         cfg.x86_depth = d;
     }
     if let Some(u) = &args.units {
         let mut sigs = Vec::new();
+        // `u16x8`; ARM's 64-bit units (`u16x4`) too.
+        let parse = |s: &str| -> Option<HTy> {
+            let signed = match s.chars().next()? {
+                'i' => true,
+                'u' => false,
+                _ => return None,
+            };
+            let (b, l) = s[1..].split_once('x')?;
+            let (bits, lanes): (u32, u32) = (b.parse().ok()?, l.parse().ok()?);
+            (matches!(bits, 8 | 16 | 32 | 64) && lanes > 0 && t.unit_widths.contains(&(bits * lanes))).then_some(HTy::new(signed, bits, lanes))
+        };
         for sig in u.split(';') {
-            let tys: Option<Vec<HTy>> = sig.split(',').map(|t| HTy::parse(t.trim())).collect();
+            let tys: Option<Vec<HTy>> = sig.split(',').map(|t| parse(t.trim())).collect();
             match tys {
-                Some(t) if (1..=3).contains(&t.len()) && t.iter().all(|t| t.width() == 128) => sigs.push(t),
-                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 128-bit types like u16x8,u16x8")),
+                Some(ts) if (1..=3).contains(&ts.len()) && ts.iter().all(|x| x.width() == ts[0].width()) => sigs.push(ts),
+                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 types of one width in {:?} bits like u16x8,u16x8", t.unit_widths)),
             }
         }
         cfg.signatures = sigs;
@@ -235,6 +261,10 @@ fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         rel.len() - direct
     );
     println!("time: classes {:.1} s, relevance {:.1} s (MISAAL: 16 hours for x86)", t_classes.as_secs_f64(), t_rel.as_secs_f64());
+    let cuts = misaal_datalog::budget_cuts();
+    if cuts > 0 {
+        println!("relevance: {cuts} lane matches stopped at the step budget ({} steps; long commutative sums, deep select chains) and not counted", misaal_datalog::relevance::MATCH_STEPS);
+    }
     println!("wrote {}", path.display());
     let wall = t0.elapsed().as_secs_f64();
     record(
@@ -242,7 +272,13 @@ fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         "relevance",
         wall,
         rel.len(),
-        format!("specs={};classes={};with_relevant={with};direct={direct};generalized={}", lib.len(), set.classes.len(), rel.len() - direct),
+        format!(
+            "specs={};classes={};with_relevant={with};direct={direct};generalized={}{}",
+            lib.len(),
+            set.classes.len(),
+            rel.len() - direct,
+            if cuts > 0 { format!(";match_budget_cuts={cuts}") } else { String::new() }
+        ),
     )?;
     Ok(PhaseOut {
         files: vec![path],
@@ -299,19 +335,39 @@ fn swizzles(args: &SynthArgs) -> Result<PhaseOut, String> {
 
     // Lowering rules: one candidate per instruction swizzle, kept only when
     // the verifier proves it at every width it is instantiated at.
+    let t = target(args)?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
-    let cfg = misaal_verifier::audit::AuditConfig::default();
+    let cfg = audit_config(t);
     let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
     let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
-    let cands = misaal_synth::swizzle_rules::candidates(&found, operand_bits);
-    let mut kept = String::from(
-        "; Swizzle lowering rules synthesized by `misaal synth --phase swizzles`:\n\
-         ; one per data-movement instruction whose permutation is an interleave,\n\
-         ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
-         ; each proved by the verifier at every instantiation before it is written.\n\
-         ; Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n(ruleset x86)\n",
-    );
+    let mut cands = misaal_synth::swizzle_rules::candidates(&found, operand_bits);
+    // The candidates are written with x86's head; the same Halide term
+    // rewritten to an ARM or HVX instruction is the same candidate.
+    if t.name() != "x86" {
+        for c in &mut cands {
+            c.text = c.text.replace("(x86 ", &format!("({} ", t.name())).replace(":ruleset x86", &format!(":ruleset {}", t.name()));
+        }
+    }
+    let mut kept = if t.name() == "x86" {
+        String::from(
+            "; Swizzle lowering rules synthesized by `misaal synth --phase swizzles`:\n\
+             ; one per data-movement instruction whose permutation is an interleave,\n\
+             ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
+             ; each proved by the verifier at every instantiation before it is written.\n\
+             ; Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n(ruleset x86)\n",
+        )
+    } else {
+        format!(
+            "; Swizzle lowering rules synthesized by `misaal synth --target {0} --phase swizzles`:\n\
+             ; one per data-movement instruction whose permutation is an interleave,\n\
+             ; a broadcast or a block selection, each proved by the verifier at every\n\
+             ; instantiation before it is written. Generated; the abstract phase folds\n\
+             ; them into rulesets/{1}.egg.\n(ruleset {0})\n",
+            t.name(),
+            t.output
+        )
+    };
     let (mut proved, mut failed) = (0, Vec::new());
     let pb = ProgressBar::new(cands.len() as u64);
     style_bar(&pb);
@@ -422,7 +478,7 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
     let rel: std::collections::BTreeSet<(String, String)> = relevance(&lib, &set).into_iter().map(|r| (r.class, r.relevant_class)).collect();
     let class_of = |n: &str| set.class_of(n).map(|(c, _)| c.name.clone());
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let audit = misaal_verifier::audit::AuditConfig::default();
+    let audit = audit_config(cfg.target);
     let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
     let inp = en::Inputs { x86: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
     let t_setup = t0.elapsed().as_secs_f64();
@@ -456,13 +512,13 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
     );
     let on_unit = |r: &en::UnitResult, secs: f64| {
         pb.inc(1);
-        pb.suspend(|| print_unit(r, secs));
+        pb.suspend(|| print_unit(r, secs, cfg.target.name()));
         let _ = cache.lock().expect("cache").save();
     };
     #[allow(clippy::items_after_statements)]
-    fn print_unit(r: &en::UnitResult, secs: f64) {
+    fn print_unit(r: &en::UnitResult, secs: f64, target: &str) {
         println!(
-            "  [{}] {} Halide terms{}, {} x86 terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
+            "  [{}] {} Halide terms{}, {} {target} terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
             r.sig,
             r.halide_terms,
             if r.halide_cut > 0 { format!(" ({} over the cap)", r.halide_cut) } else { String::new() },
@@ -481,7 +537,7 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
     let (cp, pools) = pool.install(|| en::driver::run_shard(&inp, &cfg, &opts)).map_err(|e| format!("error: {e}"))?;
     pb.finish_and_clear();
     for (arity, terms, evaluated, cut) in pools.stats() {
-        println!("  x86 pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
+        println!("  {} pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", cfg.target.name(), if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
     }
     let units: Vec<_> = cp.units.values().cloned().collect();
     let count: usize = units.iter().map(|u| u.rules.len()).sum();
@@ -510,7 +566,7 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
 /// folded into abstract rules, every instance proved, written to
 /// rulesets/<target>_synth.egg (or `--rules-out`).
 fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
-    use misaal_synth::abstraction::{self, run::run as abstract_run};
+    use misaal_synth::abstraction::{self, run::run_for as abstract_run};
     let t0 = Instant::now();
     if args.include_unverified {
         return Err("error: --include-unverified: abstraction writes rules, and rules are never synthesized from specs that have not met their oracle".into());
@@ -526,12 +582,13 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         concrete.extend(c);
     }
     let lib = load_verified(&args.spec, false)?;
+    let t = target(args)?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let cfg = misaal_verifier::audit::AuditConfig::default();
+    let cfg = audit_config(t);
     let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
     let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
-    let out_path = args.rules_out.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(&format!("{}_synth", args.spec.target)));
+    let out_path = args.rules_out.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(t.output));
     let header = format!(
         "; {}: generated by misaal {} with `misaal synth --target {}` (its abstract phase); do not edit.\n\
          ; Abstract lowering rules over element width (?bw), lane count (?n), vector size (?vsize)\n\
@@ -543,9 +600,14 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         args.spec.target,
         inputs.join(" and ")
     );
+    let header = if t.name() == "x86" {
+        header
+    } else {
+        format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name())
+    };
     let pb = spinner("abstract");
     pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
-    let out = pool.install(|| abstract_run(&concrete, &lib, &halide, &cfg, &cache, &header, true));
+    let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));
     pb.finish_and_clear();
     let _ = cache.lock().expect("cache").save();
     let out = out?;

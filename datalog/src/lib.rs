@@ -19,5 +19,5 @@ pub mod widths;
 pub use baseline::{Baseline, FamilyComparison, compare};
 pub use classes::{Class, ClassSet, Member, classify, classify_pairs, instantiate};
 pub use lanes::{LaneFacts, analyze};
-pub use relevance::{Relevance, RelevanceKind, relevance};
+pub use relevance::{Relevance, RelevanceKind, budget_cuts, relevance};
 pub use swizzles::{Swizzle, discover as discover_swizzles};

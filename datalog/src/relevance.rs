@@ -282,7 +282,33 @@ type Binds = Vec<(Id, Id)>;
 /// Matches pattern term `p` (of `pat`) against target term `t` (of `tgt`),
 /// calling `k` on every complete binding until it returns true. `partial`
 /// lets a top-level sum or product match a subset of the target's operands.
+/// Steps one pattern's match against one target node may take. Matching
+/// commutative, associative operands tries their orders, which is
+/// exponential in a long sum (ARM's `vaddlvq_s8` adds 16 lanes) or a deep
+/// select chain (`vclz_s16`): past the budget that one match fails, and is
+/// counted in [`budget_cuts`]. x86's matches stay far below it.
+pub const MATCH_STEPS: u64 = 200_000;
+
+thread_local! {
+    static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(MATCH_STEPS) };
+}
+
+static CUTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Matches abandoned at the step budget since the process started.
+pub fn budget_cuts() -> usize {
+    CUTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn matches(pat: &LaneTerms, p: Id, tgt: &LaneTerms, t: Id, partial: bool, b: &mut Binds, k: &mut dyn FnMut(&Binds) -> bool) -> bool {
+    let left = STEPS.with(|c| {
+        let v = c.get().saturating_sub(1);
+        c.set(v);
+        v
+    });
+    if left == 0 {
+        return false;
+    }
     if pat.widths[p as usize] != tgt.widths[t as usize] {
         return false;
     }
@@ -437,16 +463,28 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
     let mut program = Strongest::default();
     let mut witnesses: Vec<String> = Vec::new();
     let mut found: HashSet<(u32, u32, u8)> = HashSet::new();
+    // A lane that reads as the same term as one seen before in its class
+    // (`vadd_u8` and `vaddq_u8`, lane after lane) matches the same patterns
+    // the same way, and only the first witness of each pair is kept: it
+    // is matched once.
+    let mut same: HashSet<(u32, String)> = HashSet::new();
     for (rc, rname, names, rlane, t, troot) in &targets {
+        if !same.insert((*rc, t.show(*troot, names))) {
+            continue;
+        }
+        let _t0 = std::time::Instant::now();
         for node in t.reachable(*troot) {
             let Some(cands) = by_head.get(&t.head(node)) else { continue };
             for &k in cands {
                 let p = &patterns[k];
-                if p.class == *rc {
+                // Both kinds of this pair have their witness already: a
+                // match could add nothing (the first witness of each is kept).
+                if p.class == *rc || (found.contains(&(*rc, p.class, 0)) && found.contains(&(*rc, p.class, 1))) {
                     continue;
                 }
                 let mut best: Option<(RelevanceKind, Binds)> = None;
                 let mut b = Binds::new();
+                STEPS.with(|c| c.set(MATCH_STEPS));
                 matches(&p.terms, p.root, t, node, true, &mut b, &mut |binds| {
                     let direct = binds.iter().all(|(_, v)| matches!(t.terms[*v as usize], Term::Leaf { .. }));
                     let here = if direct { RelevanceKind::Direct } else { RelevanceKind::Generalized };
@@ -455,6 +493,9 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
                     }
                     direct
                 });
+                if STEPS.with(|c| c.get()) == 0 {
+                    CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let Some((kind, binds)) = best else { continue };
                 let rank = kind as u8;
                 // The first witness of each (R, I, kind) in member order.
@@ -467,6 +508,9 @@ pub fn relevance(lib: &SpecLibrary, set: &ClassSet) -> Vec<Relevance> {
                 witnesses.push(format!("{}[lane {}] in {rname}[lane {rlane}]: {text}", p.member, p.lane));
                 program.lane_match.push((*rc, p.class, rank, w));
             }
+        }
+        if std::env::var_os("MISAAL_RELEVANCE_SLOW").is_some() && _t0.elapsed().as_secs_f64() > 0.5 {
+            eprintln!("slow target {rname}[{rlane}] {:.1}s nodes {}", _t0.elapsed().as_secs_f64(), t.reachable(*troot).len());
         }
     }
     program.run();

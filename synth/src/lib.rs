@@ -12,3 +12,4 @@ pub mod enumerate;
 pub mod legalize;
 pub mod pipeline;
 pub mod swizzle_rules;
+pub mod target;

@@ -108,6 +108,19 @@ pub fn fit(slot: Slot, value: i128, p: &Params, lanes_fitted: bool) -> IntExpr {
     lit(value)
 }
 
+/// [`fit`] without the small-value cut-off: a lane count of 2 (an ARM D
+/// register of 32-bit lanes) is `?n` as 8 is. x86 keeps the cut-off, so
+/// its rules are what they were.
+pub fn fit_lanes(value: i128, p: &Params) -> IntExpr {
+    let env = [("sign".to_string(), p.sign), ("bw".to_string(), p.bw), ("n".to_string(), p.n), ("vsize".to_string(), p.vsize)];
+    for e in grammar(Slot::Lanes, true) {
+        if e.eval(&env) == Ok(value) && exact(&e, &env) {
+            return e;
+        }
+    }
+    lit(value)
+}
+
 /// Whether every division in `e` is exact at `env` (so the expression
 /// means the same thing read backwards).
 fn exact(e: &IntExpr, env: &[(String, i128)]) -> bool {
@@ -133,6 +146,27 @@ pub fn mm_width(name: &str) -> Option<(i128, &str)> {
         }
     }
     None
+}
+
+/// The parameters of a concrete rule of any target: x86's as [`params`];
+/// ARM's and HVX's vector size is the root type's width, or half of it for
+/// a register pair (HVX's `W` results).
+pub fn params_for(lhs: &Term, rhs: &Term, target: &crate::target::SynthTarget) -> Option<Params> {
+    if target.names == crate::target::NameStyle::X86 {
+        return params(lhs, rhs);
+    }
+    let Term::Op(_, args, _) = lhs else { return None };
+    let Some(Term::Type(IntExpr::Lit(s), IntExpr::Lit(e), IntExpr::Lit(n), _)) = args.first() else { return None };
+    let w = e * n;
+    let widths = target.vector_widths();
+    let vsize = if widths.contains(&w) {
+        w
+    } else if target.isa.pair_bits as i128 == w && widths.contains(&(w / 2)) {
+        w / 2
+    } else {
+        return None;
+    };
+    Some(Params { sign: *s, bw: *e, n: *n, vsize })
 }
 
 /// The parameters of a concrete rule: the type at its left root and the

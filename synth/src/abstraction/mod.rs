@@ -16,7 +16,8 @@
 pub mod fit;
 pub mod run;
 
-use fit::{Params, Slot, fit, generic_slot, lanes_of_vsize, mm_width, params};
+use crate::target::{NameStyle, SynthTarget};
+use fit::{Params, Slot, fit, generic_slot, lanes_of_vsize, mm_width, params_for};
 use misaal_isa::SpecLibrary;
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, expand_name};
 use std::collections::BTreeMap;
@@ -70,6 +71,8 @@ pub struct Abstract {
     /// For a name variant, the template it was made from (its members are
     /// that template's; none need be its instances).
     pub variant_of: Option<String>,
+    /// The target: its rule head and ruleset, and the widths of `?vsize`.
+    pub target: &'static SynthTarget,
 }
 
 /// Domains of the free variables before proof.
@@ -86,12 +89,17 @@ pub fn render_int(e: &IntExpr) -> String {
 
 /// A concrete rule's text (for rules with nothing to fit).
 pub fn render_term(t: &Term) -> String {
+    render_term_for(t, "x86")
+}
+
+/// [`render_term`] under the rule head `head`.
+pub fn render_term_for(t: &Term, head: &str) -> String {
     match t {
         Term::Var(v, _) => format!("?{v}"),
         Term::Int(e, _) => render_int(e),
         Term::Type(s, e, n, _) => render_type(s, e, n),
-        Term::Instr(name, args, _) => render_app(&format!("x86 {}", quote(name)), args.iter().map(render_term)),
-        Term::Op(name, args, _) => render_app(name, args.iter().map(render_term)),
+        Term::Instr(name, args, _) => render_app(&format!("{head} {}", quote(name)), args.iter().map(|a| render_term_for(a, head))),
+        Term::Op(name, args, _) => render_app(name, args.iter().map(|a| render_term_for(a, head))),
     }
 }
 
@@ -118,6 +126,7 @@ fn quote(name: &str) -> String {
 }
 
 struct Gen<'a> {
+    target: &'static SynthTarget,
     p: Params,
     lanes_fitted: bool,
     halide: &'a SpecLibrary,
@@ -130,6 +139,7 @@ impl Gen<'_> {
     fn num(&self, slot: Slot, e: &IntExpr) -> IntExpr {
         match e {
             IntExpr::Lit(x) if slot == Slot::Value && self.lift.contains(x) => IntExpr::Var("c".into()),
+            IntExpr::Lit(x) if slot == Slot::Lanes && self.lanes_fitted && *x <= 2 && self.target.names != NameStyle::X86 => fit::fit_lanes(*x, &self.p),
             IntExpr::Lit(x) => fit(slot, *x, &self.p, self.lanes_fitted),
             other => other.clone(),
         }
@@ -141,9 +151,13 @@ impl Gen<'_> {
             Term::Int(e, _) => render_int(&self.num(slot, e)),
             Term::Type(s, e, n, _) => render_type(&self.num(Slot::Sign, s), &self.num(Slot::Bits, e), &self.num(Slot::Lanes, n)),
             Term::Instr(name, args, _) => {
-                let n = self.name(name);
+                let n = match self.target.names {
+                    NameStyle::X86 => self.name(name),
+                    NameStyle::Arm => self.arm_name(name),
+                    NameStyle::Hvx => self.hvx_name(name),
+                };
                 let args: Vec<String> = args.iter().map(|a| self.term(a, Slot::Value)).collect();
-                render_app(&format!("x86 {}", quote(&n)), args.into_iter())
+                render_app(&format!("{} {}", self.target.name(), quote(&n)), args.into_iter())
             }
             Term::Op(name, args, _) => {
                 let total = self.halide.generic(name).map(|g| g.generics.len()).unwrap_or(0);
@@ -169,6 +183,112 @@ impl Gen<'_> {
                 render_app(name, out.into_iter())
             }
         }
+    }
+
+    /// `vaddq_u16` -> `vadd{q}_{su}{bw}`: the first part's `q` (or its
+    /// absence) is `{q}` when it agrees with `?vsize`, the type suffix's
+    /// letter `{su}` when it agrees with `?sign`, and its digits are fitted
+    /// as x86's are. The template at the rule's own parameters is the name.
+    fn arm_name(&mut self, name: &str) -> String {
+        let (first, rest) = name.split_once('_').unwrap_or((name, ""));
+        let mut out = match (first.strip_suffix('q'), self.p.vsize) {
+            (Some(base), 128) => format!("{base}{{q}}"),
+            (None, 64) => format!("{first}{{q}}"),
+            _ => first.to_string(),
+        };
+        if rest.is_empty() {
+            return out;
+        }
+        let (middle, suffix) = rest.rsplit_once('_').unwrap_or(("", rest));
+        out.push('_');
+        if !middle.is_empty() {
+            out.push_str(middle);
+            out.push('_');
+        }
+        let mut chars = suffix.chars();
+        match (chars.next(), chars.as_str()) {
+            (Some(l @ ('u' | 's')), digits) if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) => {
+                if (l == 's') as i128 == self.p.sign {
+                    out.push_str("{su}");
+                } else {
+                    out.push(l);
+                }
+                let fitted = self.digits(digits);
+                out.push_str(&fitted);
+            }
+            _ => out.push_str(suffix),
+        }
+        out
+    }
+
+    /// `Q6_Vuh_vadd_VuhVuh_sat` -> `Q6_V{ty}_vadd_V{ty}V{ty}_sat`: an
+    /// element type of `?bw` bits is `{ty}` (`u` for unsigned) when its
+    /// signedness is `?sign`'s, or `{e}` (the signed letter whatever
+    /// `?sign`) for a signed letter in an unsigned rule.
+    fn hvx_name(&mut self, name: &str) -> String {
+        let b: Vec<char> = name.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < b.len() {
+            if matches!(b[i], 'V' | 'W') && i + 1 < b.len() {
+                let u = b[i + 1] == 'u';
+                let k = i + 1 + u as usize;
+                let width = match b.get(k) {
+                    Some('b') => 8,
+                    Some('h') => 16,
+                    Some('w') => 32,
+                    _ => 0,
+                };
+                let ends = b.get(k + 1).is_none_or(|c| *c == '_' || c.is_ascii_uppercase());
+                if width != 0 && ends && width == self.p.bw {
+                    out.push(b[i]);
+                    let sign = (!u) as i128;
+                    out.push_str(if sign == self.p.sign { "{ty}" } else if !u { "{e}" } else { "u" });
+                    if sign != self.p.sign && u {
+                        out.push(b[k]);
+                    }
+                    i = k + 1;
+                    continue;
+                }
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        out
+    }
+
+    /// The digits of a name fitted to the parameters (`{bw}`, `{bw2}`...).
+    fn digits(&mut self, digits: &str) -> String {
+        let mut out = String::new();
+        let mut d = digits.to_string();
+        let flush = |digits: &mut String, out: &mut String, g: &mut Self| {
+            if digits.is_empty() {
+                return;
+            }
+            let v: i128 = digits.parse().expect("digits");
+            let e = fit(Slot::NameDigits, v, &g.p, g.lanes_fitted);
+            match &e {
+                IntExpr::Lit(_) => out.push_str(digits),
+                IntExpr::Var(v) => out.push_str(&format!("{{{v}}}")),
+                IntExpr::Op(..) => {
+                    let var = match render_int(&e).as_str() {
+                        "(* 2 ?bw)" => "bw2",
+                        "(/ ?bw 2)" => "bwh",
+                        "(* 4 ?bw)" => "bw4",
+                        "(/ ?vsize 2)" => "vhalf",
+                        _ => "k",
+                    }
+                    .to_string();
+                    if !g.defs.iter().any(|(d, _)| *d == var) {
+                        g.defs.push((var.clone(), e.clone()));
+                    }
+                    out.push_str(&format!("{{{var}}}"));
+                }
+            }
+            digits.clear();
+        };
+        flush(&mut d, &mut out, self);
+        out
     }
 
     /// `_mm256_cvtepu8_epi16` -> `_{mm}_cvtepu{bw}_epi{bw2}`, defining `?bw2`.
@@ -304,17 +424,22 @@ fn rhs_part(t: &Term, out: &mut Vec<String>) {
     }
 }
 
-/// Concrete rules into templates; those with the same template merge.
+/// Concrete x86 rules into templates; those with the same template merge.
 pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> {
+    generalize_for(concrete, halide, &crate::target::X86)
+}
+
+/// [`generalize`] for the rules of any target.
+pub fn generalize_for(concrete: &[Concrete], halide: &SpecLibrary, target: &'static SynthTarget) -> Vec<Abstract> {
     let mut by_key: BTreeMap<String, Abstract> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for (k, c) in concrete.iter().enumerate() {
         let r = &c.rule;
-        let (lhs, rhs, defs, free) = match params(&r.lhs, &r.rhs) {
+        let (lhs, rhs, defs, free) = match params_for(&r.lhs, &r.rhs, target) {
             Some(p) => {
                 let n_def = lanes_of_vsize(&p);
                 let lift = lifted(&r.lhs, &r.rhs, halide, p.bw);
-                let mut g = Gen { p, lanes_fitted: n_def.is_some(), halide, defs: Vec::new(), lift };
+                let mut g = Gen { target, p, lanes_fitted: n_def.is_some(), halide, defs: Vec::new(), lift };
                 let lhs = g.term(&r.lhs, Slot::Value);
                 let rhs = g.term(&r.rhs, Slot::Value);
                 let mut defs = Vec::new();
@@ -335,7 +460,7 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
                     free.push(("bw".to_string(), d));
                 }
                 if uses("vsize") || all.contains("{mm}") {
-                    free.push(("vsize".to_string(), misaal_rulesets::X86_VECTOR_WIDTHS.to_vec()));
+                    free.push(("vsize".to_string(), target.vector_widths().to_vec()));
                 }
                 if uses("sign") {
                     free.push(("sign".to_string(), SIGN.to_vec()));
@@ -345,7 +470,7 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
                 }
                 (lhs, rhs, defs, free)
             }
-            None => (render_term(&r.lhs), render_term(&r.rhs), Vec::new(), Vec::new()),
+            None => (render_term_for(&r.lhs, target.name()), render_term_for(&r.rhs, target.name()), Vec::new(), Vec::new()),
         };
         let key = format!("{lhs} => {rhs} | {}", defs.iter().map(|(v, e)| format!("{v}={}", render_int(e))).collect::<Vec<_>>().join(","));
         if let Some(a) = by_key.get_mut(&key) {
@@ -363,7 +488,7 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
             let vkey = format!("{key} | variant");
             let vrhs = rhs.replace("}x\"", "}\"");
             order.push(vkey.clone());
-            let v = Abstract { name: format!("{name}.widths"), lhs: lhs.clone(), rhs: vrhs, defs: defs.clone(), free: free.clone(), members: vec![k], variant_of: Some(name.clone()) };
+            let v = Abstract { name: format!("{name}.widths"), lhs: lhs.clone(), rhs: vrhs, defs: defs.clone(), free: free.clone(), members: vec![k], variant_of: Some(name.clone()), target };
             by_key.insert(vkey, v);
         }
         // Enumeration types a shift amount like the shifted value; Halide
@@ -374,11 +499,11 @@ pub fn generalize(concrete: &[Concrete], halide: &SpecLibrary) -> Vec<Abstract> 
             order.push(vkey.clone());
             let mut vfree = free.clone();
             vfree.push(("sign2".to_string(), SIGN.to_vec()));
-            let v = Abstract { name: format!("{name}.amount-sign"), lhs: vlhs, rhs: rhs.clone(), defs: defs.clone(), free: vfree, members: vec![k], variant_of: Some(name.clone()) };
+            let v = Abstract { name: format!("{name}.amount-sign"), lhs: vlhs, rhs: rhs.clone(), defs: defs.clone(), free: vfree, members: vec![k], variant_of: Some(name.clone()), target };
             by_key.insert(vkey, v);
         }
         order.push(key.clone());
-        by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k], variant_of: None });
+        by_key.insert(key, Abstract { name, lhs, rhs, defs, free, members: vec![k], variant_of: None, target });
     }
     let mut out: Vec<Abstract> = order.into_iter().map(|k| by_key.remove(&k).expect("key")).collect();
     // Distinct names: the op chain and instructions can coincide (u and i
@@ -407,7 +532,7 @@ impl Abstract {
             conds.push("(< ?c ?bw)".into());
         }
         let when = if conds.is_empty() { String::new() } else { format!(" :when ({})", conds.join(" ")) };
-        format!("(rewrite {} {}{when} :name {name:?} :ruleset x86)", self.lhs, self.rhs)
+        format!("(rewrite {} {}{when} :name {name:?} :ruleset {})", self.lhs, self.rhs, self.target.name())
     }
 
     /// The template as a rule over the full domains.
@@ -420,7 +545,7 @@ impl Abstract {
     /// The assignments worth proving: every x86 name the template makes
     /// exists, and each such spec passes `usable` (met its oracle here).
     pub fn candidates(&self, rule: &Rule, x86: &SpecLibrary, usable: &dyn Fn(&str) -> bool) -> Vec<Assignment> {
-        let envs = misaal_rulesets::instantiations(rule, misaal_rulesets::X86_VECTOR_WIDTHS.as_slice()).unwrap_or_default();
+        let envs = misaal_rulesets::instantiations(rule, self.target.vector_widths()).unwrap_or_default();
         envs.into_iter()
             .filter(|env| {
                 let mut ok = true;

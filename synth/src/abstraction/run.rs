@@ -3,7 +3,8 @@
 //! last audit of the written text (every instance of every rule proved,
 //! or nothing is returned).
 
-use super::{Abstract, Concrete, classes_of, cover, generalize, project};
+use super::{Abstract, Concrete, classes_of, cover, generalize_for, project};
+use crate::target::SynthTarget;
 use misaal_isa::SpecLibrary;
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, Verdict, VerdictCache, load_rules, plan, run_job};
 use rayon::prelude::*;
@@ -39,8 +40,24 @@ pub struct Outcome {
 /// `with_legalize`: also derive and prove the split rules (a few thousand
 /// instances; tests of the abstraction itself leave them out).
 pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, header: &str, with_legalize: bool) -> Result<Outcome, String> {
+    run_for(&crate::target::X86, concrete, x86, halide, cfg, cache, header, with_legalize)
+}
+
+/// [`run`] for any target's concrete rules and specs (`x86` is the
+/// target's library). The split rules of `legalize` are x86's.
+#[allow(clippy::too_many_arguments)]
+pub fn run_for(
+    target: &'static SynthTarget,
+    concrete: &[Concrete],
+    x86: &SpecLibrary,
+    halide: &SpecLibrary,
+    cfg: &AuditConfig,
+    cache: &Mutex<VerdictCache>,
+    header: &str,
+    with_legalize: bool,
+) -> Result<Outcome, String> {
     let libs = Libraries { x86, halide };
-    let templates = generalize(concrete, halide);
+    let templates = generalize_for(concrete, halide, target);
     let mut rules = Vec::new();
     for a in &templates {
         rules.push(a.full_rule()?);
@@ -59,7 +76,7 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
         let vars: Vec<String> = a.free.iter().map(|(v, _)| v.clone()).collect();
         let points: Vec<Vec<i128>> = jobs.iter().zip(&verdicts).filter(|((j, _), v)| *j == k && **v == Verdict::Proved).map(|((_, e), _)| project(e, &vars)).collect();
         let universe: std::collections::HashSet<Vec<i128>> =
-            misaal_rulesets::instantiations(&rules[k], misaal_rulesets::X86_VECTOR_WIDTHS.as_slice()).unwrap_or_default().iter().map(|e| project(e, &vars)).collect();
+            misaal_rulesets::instantiations(&rules[k], target.vector_widths()).unwrap_or_default().iter().map(|e| project(e, &vars)).collect();
         let boxes = best_cover(&points, vars.len(), &|p| universe.contains(p));
         if boxes.is_empty() {
             for m in a.members.iter().filter(|_| a.variant_of.is_none()) {
@@ -78,16 +95,16 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
         out.instances += points.len();
         // Its members are instances when their own parameters were proved.
         for m in a.members.iter().filter(|_| a.variant_of.is_none()) {
-            if !covers(&concrete[*m], &points, &vars) {
+            if !covers(target, &concrete[*m], &points, &vars) {
                 out.uncovered.push(concrete[*m].rule.name.clone());
             }
         }
     }
-    if with_legalize {
+    if with_legalize && target.names == crate::target::NameStyle::X86 {
         body.push_str(&legalize(halide, &libs, cfg, cache, &mut out)?);
     }
-    out.text = format!("{header}{}\n(ruleset x86)\n\n{body}", counts_line(&out));
-    audit(&out.text, &libs, cfg, cache)?;
+    out.text = format!("{header}{}\n(ruleset {})\n\n{body}", counts_line(target, &out), target.name());
+    audit_as(&format!("{}.egg", target.output), &out.text, &libs, cfg, cache)?;
     Ok(out)
 }
 
@@ -125,7 +142,13 @@ fn best_cover(points: &[Vec<i128>], arity: usize, universe: &dyn Fn(&[i128]) -> 
     best.unwrap_or_default()
 }
 
-fn counts_line(o: &Outcome) -> String {
+fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
+    if target.names != crate::target::NameStyle::X86 {
+        return format!(
+            "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown).",
+            o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown
+        );
+    }
     format!(
         "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown); MISAAL: 5,806 concrete x86 rules into 329 abstract.\n\
          ; Legalize: {} split rules ({} proved instances of {} tried).",
@@ -175,11 +198,11 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
 
 /// Whether the concrete rule's own assignment is among the proved points:
 /// its template evaluated there is the concrete rule itself.
-fn covers(c: &Concrete, points: &[Vec<i128>], vars: &[String]) -> bool {
+fn covers(target: &SynthTarget, c: &Concrete, points: &[Vec<i128>], vars: &[String]) -> bool {
     if vars.is_empty() {
         return !points.is_empty();
     }
-    let Some(p) = super::fit::params(&c.rule.lhs, &c.rule.rhs) else { return false };
+    let Some(p) = super::fit::params_for(&c.rule.lhs, &c.rule.rhs, target) else { return false };
     // `?c` is the rule's own lifted constant, whichever it was.
     let own = |pt: &Vec<i128>| vars.iter().zip(pt).all(|(v, x)| match v.as_str() {
         "bw" => *x == p.bw,
@@ -203,7 +226,11 @@ fn provenance(a: &Abstract, name: &str, concrete: &[Concrete], proved: usize) ->
         }
     }
     let names: Vec<&str> = a.members.iter().take(4).map(|m| concrete[*m].rule.name.as_str()).collect();
-    let variant = a.variant_of.as_ref().map(|v| format!(" (name variant of {v}: the `x` of Intel's 64-bit form dropped)")).unwrap_or_default();
+    let variant = match (&a.variant_of, a.target.names) {
+        (Some(v), crate::target::NameStyle::X86) => format!(" (name variant of {v}: the `x` of Intel's 64-bit form dropped)"),
+        (Some(v), _) => format!(" (variant of {v})"),
+        (None, _) => String::new(),
+    };
     format!(
         "; {name}{variant}: phase {} then abstract; classes {}; from {} concrete rule(s): {}{}; template proved at {proved} instance(s)\n",
         phases.join("+"),
@@ -218,7 +245,12 @@ fn provenance(a: &Abstract, name: &str, concrete: &[Concrete], proved: usize) ->
 /// and requires every instance proved; verdicts come from the cache the
 /// proofs above filled.
 pub fn audit(text: &str, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> Result<usize, String> {
-    let rules = load_rules("x86_synth.egg", text, libs, cfg).map_err(|d| format!("error: the abstract rules do not load: {d}"))?;
+    audit_as("x86_synth.egg", text, libs, cfg, cache)
+}
+
+/// [`audit`] of a file named `file` in messages.
+pub fn audit_as(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> Result<usize, String> {
+    let rules = load_rules(file, text, libs, cfg).map_err(|d| format!("error: the abstract rules do not load: {d}"))?;
     let jobs = plan(&rules, cfg).map_err(|(_, e)| e)?;
     let bad: Vec<String> = jobs
         .par_iter()

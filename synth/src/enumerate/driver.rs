@@ -3,7 +3,7 @@
 //! the units, run in any number of goes, merges to the whole run.
 
 use super::checkpoint::Checkpoint;
-use super::{Config, Inputs, Shard, UnitResult, X86Pools, run_unit};
+use super::{Config, Inputs, Shard, UnitResult, TargetPools, run_unit};
 use std::path::Path;
 use std::time::Instant;
 
@@ -23,7 +23,7 @@ pub struct RunOptions<'a> {
 
 /// Runs this shard's unfinished units, checkpointing after each; returns the
 /// checkpoint (every finished unit of the shard) and the x86 pools built.
-pub fn run_shard(inp: &Inputs, cfg: &Config, opts: &RunOptions) -> Result<(Checkpoint, X86Pools), String> {
+pub fn run_shard(inp: &Inputs, cfg: &Config, opts: &RunOptions) -> Result<(Checkpoint, TargetPools), String> {
     let mut cp = if opts.resume && opts.checkpoint.exists() {
         let cp = Checkpoint::load(opts.checkpoint)?;
         if cp.digest != opts.digest || cp.shard != opts.shard {
@@ -33,7 +33,7 @@ pub fn run_shard(inp: &Inputs, cfg: &Config, opts: &RunOptions) -> Result<(Check
     } else {
         Checkpoint::new(opts.digest.clone(), opts.shard)
     };
-    let mut pools = X86Pools::new();
+    let mut pools = TargetPools::new();
     let todo: Vec<usize> = (0..cfg.signatures.len()).filter(|&u| opts.shard.owns(u) && !cp.units.contains_key(&u)).collect();
     for (done, u) in todo.into_iter().enumerate() {
         if opts.max_units.is_some_and(|m| done >= m) {

@@ -80,9 +80,40 @@ pub fn input_set(arity: usize, cases: usize, seed: u64) -> Vec<Vec<BitVec>> {
     out
 }
 
+/// [`input_set`] at another register width: a 64-bit register (an ARM D
+/// register) holds each vector's low half; a wider one (an HVX register)
+/// holds it in its low 128 bits, above which the bits are random (same
+/// seed, same bits). At 128 bits this is `input_set` itself.
+pub fn input_set_bits(arity: usize, cases: usize, seed: u64, bits: u32) -> Vec<Vec<BitVec>> {
+    let base = input_set(arity, cases, seed);
+    if bits <= FULL_BITS {
+        return base.into_iter().map(|t| t.into_iter().map(|v| v.truncate(bits)).collect()).collect();
+    }
+    let mut rng = Rng(seed.rotate_left(17) | 1);
+    base.into_iter()
+        .map(|t| {
+            t.into_iter()
+                .map(|v| {
+                    let mut limbs = v.limbs().to_vec();
+                    while (limbs.len() as u32) * 64 < bits {
+                        limbs.push(rng.next());
+                    }
+                    BitVec::from_limbs(bits, &limbs)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The inputs a Halide term sees at reduced lanes: each vector's low bits.
 pub fn reduced(inputs: &[Vec<BitVec>]) -> Vec<Vec<BitVec>> {
     inputs.iter().map(|t| t.iter().map(|v| v.truncate(REDUCED_BITS)).collect()).collect()
+}
+
+/// The reduced inputs of a Halide unit `unit_bits` wide: each vector's low
+/// `unit_bits / 2` bits (64 of a 128-bit unit, 32 of a 64-bit one).
+pub fn reduced_to(inputs: &[Vec<BitVec>], unit_bits: u32) -> Vec<Vec<BitVec>> {
+    inputs.iter().map(|t| t.iter().map(|v| v.truncate(unit_bits / 2)).collect()).collect()
 }
 
 /// FNV-1a over the values' words and widths.
@@ -109,5 +140,11 @@ mod tests {
         // Some u16 lane is 0x8000 (MIN) in some input.
         assert!(a.iter().any(|t| (0..8).any(|l| t[0].bits_u64(l * 16, 16) == 0x8000)));
         assert_ne!(fingerprint(&a[0]), fingerprint(&a[1]));
+        // Other widths keep the 128-bit inputs' low bits.
+        assert_eq!(input_set_bits(2, 32, 7, 128), a);
+        let wide = input_set_bits(2, 32, 7, 1024);
+        assert!(wide.iter().zip(&a).all(|(w, n)| w.iter().zip(n).all(|(w, n)| w.width() == 1024 && w.truncate(128) == *n)));
+        let narrow = input_set_bits(2, 32, 7, 64);
+        assert!(narrow.iter().zip(&a).all(|(w, n)| w.iter().zip(n).all(|(w, n)| *w == n.truncate(64))));
     }
 }

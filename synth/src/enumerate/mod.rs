@@ -1,10 +1,13 @@
-//! Class-level enumeration (issue 11, item 3): Halide IR terms and x86
-//! instruction terms are enumerated bottom-up, fingerprinted by their
+//! Class-level enumeration (issue 11, item 3; ARM and HVX: issues 13, 14):
+//! Halide IR terms and target instruction terms (x86, ARM NEON or HVX, as
+//! the [`crate::target::SynthTarget`] of the configuration describes) are
+//! enumerated bottom-up, fingerprinted by their
 //! outputs on fixed random and edge inputs, and matched; only a pair whose
 //! fingerprints agree goes to the verifier, and only a proved pair becomes a
-//! lowering rule. Halide terms are evaluated at reduced lanes (64 input bits
-//! instead of 128), x86 terms on whole registers; a match compares the low
-//! bits, then the whole result at full lanes, then Z3 decides.
+//! lowering rule. Halide terms are evaluated at reduced lanes (half of the
+//! unit's 128 or 64 bits), target terms on whole registers (an HVX register
+//! is 8 units wide); a match compares the low bits, then the whole result at
+//! full lanes (Halide at register width), then Z3 decides.
 //!
 //! The work is split into units, one per Halide input signature (the types
 //! of the variables), so that `--shard K/N` takes every N-th unit and the
@@ -16,15 +19,16 @@ pub mod driver;
 pub mod fixup;
 pub mod halide;
 pub mod inputs;
-pub mod x86;
+pub mod terms;
 
 use halide::{HPool, HTy};
 use misaal_isa::{BitVec, SpecLibrary};
 use misaal_verifier::audit::{AuditConfig, Libraries, Verdict, VerdictCache};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
+use crate::target::{NameStyle, SynthTarget};
 use std::sync::Mutex;
-use x86::XPool;
+use terms::XPool;
 
 /// What to enumerate and how far.
 #[derive(Clone, Debug)]
@@ -44,6 +48,8 @@ pub struct Config {
     /// Enumerate only these x86 instructions (all verified ones if `None`);
     /// for small, fast runs.
     pub x86_only: Option<Vec<String>>,
+    /// The target whose terms are enumerated and whose rules are written.
+    pub target: &'static SynthTarget,
 }
 
 impl Default for Config {
@@ -59,6 +65,7 @@ impl Default for Config {
             signatures: default_signatures(),
             max_tries: 3,
             x86_only: None,
+            target: &crate::target::X86,
         }
     }
 }
@@ -66,10 +73,14 @@ impl Default for Config {
 impl Config {
     /// Everything that decides the output, for checkpoints: a checkpoint of
     /// another configuration or of other x86 semantics is never resumed.
+    pub fn for_target(target: &'static SynthTarget) -> Config {
+        Config { signatures: target.default_signatures(), target, x86_depth: target.depth, ..Config::default() }
+    }
+
     pub fn digest(&self, x86: &SpecLibrary) -> String {
         let x86_names: Vec<String> = x86.instrs().iter().map(|i| format!("{}:{}", i.name, x86.digest(&i.name).unwrap_or("-"))).collect();
         let sigs: Vec<String> = self.signatures.iter().map(|s| sig_text(s)).collect();
-        let text = format!(
+        let mut text = format!(
             "{} {} {} {} {} {} {} {} {} {} {:?}",
             self.halide_depth,
             self.halide_max_size,
@@ -83,19 +94,19 @@ impl Config {
             x86_names.join(","),
             self.x86_only
         );
+        // x86's digest is what it was before there were other targets.
+        if self.target.names != NameStyle::X86 {
+            text.push_str(&format!(" target {}", self.target.name()));
+        }
         let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
         format!("{h:016x}")
     }
 }
 
-/// One and two variables of each 128-bit integer type, and u8 x i8 for the
-/// mixed-sign products.
+/// x86's units: one and two variables of each 128-bit integer type, and
+/// u8 x i8 for the mixed-sign products.
 pub fn default_signatures() -> Vec<Vec<HTy>> {
-    let tys: Vec<HTy> = [(false, 8), (true, 8), (false, 16), (true, 16), (false, 32), (true, 32)].iter().map(|&(s, b)| HTy::new(s, b, 128 / b)).collect();
-    let mut out: Vec<Vec<HTy>> = tys.iter().map(|&t| vec![t]).collect();
-    out.extend(tys.iter().map(|&t| vec![t, t]));
-    out.push(vec![HTy::new(false, 8, 16), HTy::new(true, 8, 16)]);
-    out
+    crate::target::X86.default_signatures()
 }
 
 /// `u16x8,u16x8`.
@@ -159,6 +170,8 @@ impl Shard {
 
 /// What the enumeration reads.
 pub struct Inputs<'a> {
+    /// The target's verified specs (x86, ARM or HVX; the field keeps its
+    /// first name, as `Libraries::x86` does).
     pub x86: &'a SpecLibrary,
     pub halide: &'a SpecLibrary,
     /// Class name of an instruction.
@@ -169,50 +182,63 @@ pub struct Inputs<'a> {
     pub cache: &'a Mutex<VerdictCache>,
 }
 
-/// The x86 pools, one per arity, built once and shared by the units.
-pub struct X86Pools {
-    pools: HashMap<usize, (XPool, Vec<Vec<BitVec>>)>,
+/// The target-term pools, one per arity and register width of the
+/// variables, built once and shared by the units.
+pub struct TargetPools {
+    pools: HashMap<(usize, u32), (XPool, Vec<Vec<BitVec>>)>,
 }
 
-impl X86Pools {
+/// The name the x86-only enumeration gave the pools.
+pub type X86Pools = TargetPools;
+
+impl TargetPools {
     pub fn new() -> Self {
-        X86Pools { pools: HashMap::new() }
+        TargetPools { pools: HashMap::new() }
     }
-    fn get(&mut self, inp: &Inputs, cfg: &Config, arity: usize) -> &(XPool, Vec<Vec<BitVec>>) {
-        self.pools.entry(arity).or_insert_with(|| {
-            let cases = inputs::input_set(arity, cfg.cases, cfg.seed ^ arity as u64);
-            let mut instrs = x86::usable(inp.x86, inp.class_of);
+    fn get(&mut self, inp: &Inputs, cfg: &Config, arity: usize, var_bits: u32) -> &(XPool, Vec<Vec<BitVec>>) {
+        self.pools.entry((arity, var_bits)).or_insert_with(|| {
+            let t = cfg.target;
+            let cases = inputs::input_set_bits(arity, cfg.cases, cfg.seed ^ arity as u64, var_bits);
+            let mut instrs = terms::usable(inp.x86, inp.class_of, t);
             if let Some(only) = &cfg.x86_only {
                 instrs.retain(|i| only.contains(&i.name));
             }
             let rel = |a: &str, b: &str| inp.relevant.contains(&(a.to_string(), b.to_string()));
-            let pool = x86::enumerate(instrs, &cases, arity, &rel, &x86::XLimits { depth: cfg.x86_depth, max_apps: cfg.x86_max_apps });
+            let limits = terms::XLimits { depth: cfg.x86_depth, max_apps: cfg.x86_max_apps, var_bits, lane_scale: t.lane_scale, immediates: t.immediates, pair_shuffle: t.pair_shuffle.as_ref() };
+            let pool = terms::enumerate(instrs, &cases, arity, &rel, &limits);
             (pool, cases)
         })
     }
-    /// Terms and evaluated applications of the pool of each arity built.
+    /// Terms and evaluated applications of the pool of each arity built
+    /// (arity, terms, evaluated, cut), in arity order.
     pub fn stats(&self) -> Vec<(usize, usize, usize, usize)> {
-        let mut v: Vec<_> = self.pools.iter().map(|(a, (p, _))| (*a, p.entries.len(), p.evaluated, p.truncated)).collect();
+        let mut v: Vec<_> = self.pools.iter().map(|((a, w), (p, _))| ((*a, *w), p.entries.len(), p.evaluated, p.truncated)).collect();
         v.sort();
-        v
+        v.into_iter().map(|((a, _), t, e, c)| (a, t, e, c)).collect()
     }
 }
 
-impl Default for X86Pools {
+impl Default for TargetPools {
     fn default() -> Self {
         Self::new()
     }
 }
 
 /// Runs one unit: enumerate, match, prove.
-pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) -> Result<UnitResult, String> {
+pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usize) -> Result<UnitResult, String> {
     let sig = cfg.signatures.get(index).ok_or_else(|| format!("no unit {index}"))?.clone();
     let arity = sig.len();
     if arity == 0 || arity > 3 {
         return Err(format!("unit {index}: a signature has 1 to 3 variables, not {arity}"));
     }
-    let (xp, full_inputs) = pools.get(inp, cfg, arity);
-    let reduced = inputs::reduced(full_inputs);
+    let target = cfg.target;
+    let unit_bits = sig[0].width();
+    if sig.iter().any(|t| t.width() != unit_bits) || !target.unit_widths.contains(&unit_bits) {
+        return Err(format!("unit {index}: [{}]: every variable of a {} unit is one of {:?} bits wide", sig_text(&sig), target.name(), target.unit_widths));
+    }
+    let scale = target.lane_scale;
+    let (xp, full_inputs) = pools.get(inp, cfg, arity, unit_bits * scale);
+    let reduced = inputs::reduced_to(full_inputs, unit_bits);
     // x86 terms by (width, fingerprint of their low half), fewest instructions first.
     let mut by_low: HashMap<(u32, u64), Vec<u32>> = HashMap::new();
     for (i, e) in xp.entries.iter().enumerate() {
@@ -224,7 +250,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     for v in by_low.values_mut() {
         v.sort_by_key(|&i| (xp.entries[i as usize].cost, i));
     }
-    let wanted = |t: HTy, fp: u64| by_low.contains_key(&(t.width(), fp));
+    let wanted = |t: HTy, fp: u64| by_low.contains_key(&(t.width() * scale, fp));
     let limits = halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level };
     let mut hp = halide::enumerate(inp.halide, &sig, &reduced, &limits, &wanted);
     let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.evaluated, x86_terms: xp.entries.len(), halide_cut: hp.cut, ..Default::default() };
@@ -233,9 +259,9 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
         .entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.depth >= 1 && e.vars == all_vars && matches!(e.ty.width(), 128 | 256))
+        .filter(|(_, e)| e.depth >= 1 && e.vars == all_vars && target.operand_widths.contains(&(e.ty.width() * scale)))
         .filter_map(|(i, e)| {
-            let xs = by_low.get(&(e.ty.width(), inputs::fingerprint(&e.vals)))?;
+            let xs = by_low.get(&(e.ty.width() * scale, inputs::fingerprint(&e.vals)))?;
             // A cast that only changes the type at the root is covered by
             // the rule for what is under it.
             if matches!(&e.node, halide::HNode::Op { op, generics, .. } if halide::weight(op, generics) == 0) || halide::casts_a_variable(&hp, i as u32) {
@@ -257,7 +283,9 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
         })
         .collect();
     let mut candidates = candidates;
-    candidates.extend(pack_candidates(inp, &mut hp, xp, &by_low, full_inputs, &sig));
+    if target.names == NameStyle::X86 {
+        candidates.extend(pack_candidates(inp, &mut hp, xp, &by_low, full_inputs, &sig));
+    }
     res.matched = candidates.len();
 
     // Variables are renamed by first occurrence, so sub(b, a) and sub(a, b)
@@ -265,7 +293,11 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut X86Pools, index: usize) 
     let mut lhs_seen = BTreeSet::new();
     let candidates: Vec<(u32, Vec<u32>)> = candidates.into_iter().filter(|(h, _)| lhs_seen.insert(lhs_text(&hp, *h))).collect();
     let libs = Libraries { x86: inp.x86, halide: inp.halide };
-    let outcomes: Vec<Outcome> = candidates.par_iter().with_max_len(1).map(|(h, xs)| prove_candidate(inp, &libs, &hp, xp, full_inputs, &sig, *h, xs)).collect();
+    // The Halide terms at register width (HVX: 8 units), for the check at
+    // full lanes and the rule's types.
+    let wide = (scale != 1).then(|| scaled(&hp, scale));
+    let hfull = wide.as_ref().unwrap_or(&hp);
+    let outcomes: Vec<Outcome> = candidates.par_iter().with_max_len(1).map(|(h, xs)| prove_candidate(inp, cfg, &libs, hfull, xp, full_inputs, &sig, *h, xs)).collect();
     // A proved 128-bit pack gets its 256-bit form, with the lane fix-up searched.
     let mut outcomes = outcomes;
     for ((h, _), o) in candidates.iter().zip(outcomes.iter_mut()) {
@@ -384,8 +416,30 @@ fn lhs_text(hp: &HPool, h: u32) -> String {
     halide::render(hp, h, &namer(hp, h))
 }
 
+/// The pool with every type `scale` times as many lanes (the first type's
+/// lane count is each op's third generic); values are left out.
+fn scaled(hp: &HPool, scale: u32) -> HPool {
+    let entries = hp
+        .entries
+        .iter()
+        .map(|e| {
+            let node = match &e.node {
+                halide::HNode::Op { op, generics, args } => {
+                    let mut g = generics.clone();
+                    g[2] *= scale as i128;
+                    halide::HNode::Op { op, generics: g, args: args.clone() }
+                }
+                other => other.clone(),
+            };
+            halide::HEntry { node, ty: HTy::new(e.ty.signed, e.ty.bits, e.ty.lanes * scale), vals: Vec::new(), depth: e.depth, size: e.size, vars: e.vars }
+        })
+        .collect();
+    HPool { entries, evaluated: hp.evaluated, cut: hp.cut }
+}
+
 #[allow(clippy::too_many_arguments)]
-fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full: &[Vec<BitVec>], sig: &[HTy], h: u32, xs: &[u32]) -> Outcome {
+fn prove_candidate(inp: &Inputs, cfg: &Config, libs: &Libraries, hp: &HPool, xp: &XPool, full: &[Vec<BitVec>], sig: &[HTy], h: u32, xs: &[u32]) -> Outcome {
+    let head = cfg.target.name();
     let mut o = Outcome { proofs: 0, refuted: 0, unknown: 0, not_proved: Vec::new(), rule: None, extra: Vec::new() };
     let Some(hv) = full_values(inp.halide, hp, h, full) else { return o };
     let name = namer(hp, h);
@@ -394,12 +448,12 @@ fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full:
     halide::ops(hp, h, &mut hops);
     for &x in xs {
         // The low halves met; the whole results must too before Z3 is asked.
-        if x86::values(xp, x, full).as_ref() != Some(&hv) {
+        if terms::values(xp, x, full).as_ref() != Some(&hv) {
             continue;
         }
-        let rhs = x86::render(xp, x, &name);
+        let rhs = terms::render(xp, x, &name, head);
         let mut ins = Vec::new();
-        x86::instrs_of(xp, x, &mut ins);
+        terms::instrs_of(xp, x, &mut ins);
         let inames: Vec<&str> = ins.iter().map(|&k| xp.instrs[k as usize].name.as_str()).collect();
         let classes: Vec<&str> = ins.iter().map(|&k| xp.instrs[k as usize].class.as_str()).collect();
         let rule_name = format!(
@@ -408,12 +462,12 @@ fn prove_candidate(inp: &Inputs, libs: &Libraries, hp: &HPool, xp: &XPool, full:
             hp.entries[h as usize].ty.short(),
             inames.iter().map(|n| n.trim_start_matches('_')).collect::<Vec<_>>().join("-")
         );
-        let text = format!("(rewrite {lhs} {rhs} :name \"{rule_name}\" :ruleset x86)");
+        let text = format!("(rewrite {lhs} {rhs} :name \"{rule_name}\" :ruleset {head})");
         o.proofs += 1;
         match audit(inp, libs, &text) {
             Ok(Verdict::Proved) => {
                 let provenance = format!(
-                    "enumerate: Halide [{}] depth {} ({}) = x86 depth {} ({}; classes {})",
+                    "enumerate: Halide [{}] depth {} ({}) = {head} depth {} ({}; classes {})",
                     sig_text(sig),
                     hp.entries[h as usize].depth,
                     hops.join(" "),
@@ -467,12 +521,17 @@ fn audit(inp: &Inputs, libs: &Libraries, text: &str) -> Result<Verdict, String> 
 pub fn render_rules(cfg: &Config, units: &[UnitResult]) -> String {
     let count: usize = units.iter().map(|u| u.rules.len()).sum();
     let mut s = String::new();
+    let t = cfg.target.name();
     s.push_str("; Lowering rules synthesized by `misaal synth --phase enumerate`: Halide IR\n");
-    s.push_str("; terms and x86 instruction terms enumerated bottom-up, matched by their\n");
+    s.push_str(&format!("; terms and {t} instruction terms enumerated bottom-up, matched by their\n"));
     s.push_str("; outputs on fixed inputs, each pair proved by the verifier (Z3) before it\n");
-    s.push_str("; is written. Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n");
+    if cfg.target.names == NameStyle::X86 {
+        s.push_str("; is written. Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n");
+    } else {
+        s.push_str(&format!("; is written. Generated; the abstract phase folds them into rulesets/{}.egg.\n", cfg.target.output));
+    }
     s.push_str(&format!(
-        "; Halide depth {} (at most {} ops), x86 depth {}, {} fingerprint cases, seed {:#x}; {} units, {count} rules.\n",
+        "; Halide depth {} (at most {} ops), {t} depth {}, {} fingerprint cases, seed {:#x}; {} units, {count} rules.\n",
         cfg.halide_depth,
         cfg.halide_max_size,
         cfg.x86_depth,
@@ -480,14 +539,25 @@ pub fn render_rules(cfg: &Config, units: &[UnitResult]) -> String {
         cfg.seed,
         cfg.signatures.len()
     ));
-    s.push_str("(ruleset x86)\n");
+    s.push_str(&format!("(ruleset {t})\n"));
+    // A rule two units both find (the one- and two-input units of a type
+    // meet in `add(a, shr(a, 1))`) is written once; two different rules of
+    // one name get the later unit's index in theirs.
+    let mut names: HashMap<String, String> = HashMap::new();
     for u in units {
         if u.rules.is_empty() {
             continue;
         }
         s.push_str(&format!("\n; == [{}] ==\n", u.sig));
         for r in &u.rules {
-            s.push_str(&format!("; {}\n{}\n", r.provenance, r.text));
+            let body = r.text.replace(&format!(":name \"{}\"", r.name), "");
+            let text = match names.get(&r.name) {
+                Some(b) if *b == body => continue,
+                Some(_) => r.text.replace(&format!(":name \"{}\"", r.name), &format!(":name \"{}.u{}\"", r.name, u.index)),
+                None => r.text.clone(),
+            };
+            names.insert(r.name.clone(), body);
+            s.push_str(&format!("; {}\n{text}\n", r.provenance));
         }
     }
     s

@@ -1,6 +1,7 @@
-//! Bottom-up enumeration of x86 instruction terms over 128-bit inputs, on
-//! full vectors. Depth 1 applies every verified instruction to the inputs
-//! (immediates from a small set); depth 2 applies an instruction to depth-1
+//! Bottom-up enumeration of target instruction terms (x86, ARM NEON, HVX:
+//! whatever the [`crate::target::SynthTarget`] describes) over
+//! register-wide inputs, on full vectors. Depth 1 applies every verified
+//! instruction to the inputs (immediates from the target's small set); depth 2 applies an instruction to depth-1
 //! terms, but only where the relevance sets or the lane types say the two
 //! can meet: the inner instruction's class is relevant to the outer's (or
 //! the other way round), they are of one class, they work on lanes of one
@@ -16,9 +17,7 @@ use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// Immediate operands tried: the shift counts Halide code uses at each
-/// element width (1 and E-1).
-pub const IMMEDIATES: &[i128] = &[1, 7, 15, 31, 63];
+use crate::target::SynthTarget;
 
 /// One usable instruction.
 pub struct XInstr {
@@ -27,6 +26,9 @@ pub struct XInstr {
     pub sem: Arc<Semantics>,
     /// Per parameter: `Some(width)` for a vector operand, `None` for an immediate.
     pub params: Vec<(Option<u32>, u32)>,
+    /// Per parameter: the values an immediate may take, where its spec
+    /// declares fewer than its width holds (`n: imm4 in 1 to 8`).
+    pub ranges: Vec<Option<(u64, u64)>>,
     /// Output lane width when all lanes are one width and there are several;
     /// `None` for whole-register operations.
     pub lane_bits: Option<u32>,
@@ -68,21 +70,26 @@ pub struct XPool {
     pub truncated: usize,
 }
 
-/// Instructions the enumeration can use: vector operands of 128 or 256
-/// bits and immediates, no masks. `class_of` names each one's class.
-pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<String>) -> Vec<XInstr> {
+/// Instructions the enumeration can use: vector operands and results of
+/// the target's operand widths (x86 128 or 256 bits, ARM 64 or 128, HVX
+/// 1024 or a 2048-bit pair) and immediates, no masks; on ARM and HVX a
+/// scalar operand (`vdup_n_u8`'s, HVX's `Rt`) takes an immediate's
+/// values. `class_of` names each one's class.
+pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<String>, target: &SynthTarget) -> Vec<XInstr> {
     let mut out = Vec::new();
+    let widths = target.operand_widths;
     for (i, s) in lib.iter() {
         let mut params = Vec::new();
         let mut ok = true;
         for p in &i.params {
             match p.ty {
-                Ty::Bv(w) if w == 128 || w == 256 => params.push((Some(w), w)),
+                Ty::Bv(w) if widths.contains(&w) => params.push((Some(w), w)),
                 Ty::Imm(w) => params.push((None, w)),
+                Ty::Bv(w) if target.scalar_operands && w <= 32 => params.push((None, w)),
                 _ => ok = false,
             }
         }
-        if !ok || params.is_empty() || !(s.result_width == 128 || s.result_width == 256) {
+        if !ok || params.is_empty() || (target.scalar_operands && !params.iter().any(|p| p.0.is_some())) || !widths.contains(&s.result_width) {
             continue;
         }
         let lane_bits = {
@@ -90,27 +97,36 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
             (s.lanes.len() > 1 && s.lanes.iter().all(|l| l.width == w)).then_some(w)
         };
         let class = class_of(&i.name).unwrap_or_else(|| i.name.clone());
-        out.push(XInstr { name: i.name.clone(), class, sem: s.clone(), params, lane_bits });
+        let ranges = i.params.iter().map(|p| p.range).collect();
+        out.push(XInstr { name: i.name.clone(), class, sem: s.clone(), params, ranges, lane_bits });
     }
     out
 }
 
-pub struct XLimits {
+pub struct XLimits<'a> {
     pub depth: u8,
+    /// Width of the input variables (one register).
+    pub var_bits: u32,
+    /// A term's low `width / (2 * lane_scale)` bits are what a Halide
+    /// term at reduced lanes is compared with.
+    pub lane_scale: u32,
+    pub immediates: &'a [i128],
+    /// Pair-valued terms also tried with their halves shuffled (HVX).
+    pub pair_shuffle: Option<&'a crate::target::PairShuffle>,
     /// Most depth-2 applications evaluated (a deterministic cut, reported).
     pub max_apps: usize,
 }
 
-/// Enumerates over `arity` 128-bit variables on `inputs` (full width).
+/// Enumerates over `arity` register-wide variables on `inputs` (full width).
 /// `relevant(outer_class, inner_class)` is the relevance relation.
 pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, relevant: &dyn Fn(&str, &str) -> bool, limits: &XLimits) -> XPool {
     let mut pool = XPool { instrs, entries: Vec::new(), evaluated: 0, truncated: 0 };
     let mut seen: HashSet<(u32, u64)> = HashSet::new();
     for k in 0..arity {
         let vals: Vec<BitVec> = inputs.iter().map(|c| c[k].clone()).collect();
-        seen.insert((128, fingerprint(&vals)));
-        let low_fp = low_fingerprint(&vals);
-        pool.entries.push(XEntry { node: XNode::Var(k), width: 128, vals, depth: 0, cost: 0, vars: 1 << k, low_fp });
+        seen.insert((limits.var_bits, fingerprint(&vals)));
+        let low_fp = low_fingerprint(&vals, limits.lane_scale);
+        pool.entries.push(XEntry { node: XNode::Var(k), width: limits.var_bits, vals, depth: 0, cost: 0, vars: 1 << k, low_fp });
     }
     let mut commutative: HashSet<u32> = HashSet::new();
     for d in 1..=limits.depth {
@@ -122,7 +138,8 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
             let choices: Vec<Vec<XArg>> = ins
                 .params
                 .iter()
-                .map(|&(vec, w)| match vec {
+                .zip(&ins.ranges)
+                .map(|(&(vec, w), range)| match vec {
                     Some(vw) => (0..n)
                         .filter(|&t| {
                             let e = &pool.entries[t as usize];
@@ -143,7 +160,12 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
                         })
                         .map(XArg::Term)
                         .collect(),
-                    None => IMMEDIATES.iter().filter(|&&v| w >= 127 || v < (1i128 << w)).map(|&v| XArg::Imm(v)).collect(),
+                    None => limits
+                        .immediates
+                        .iter()
+                        .filter(|&&v| (w >= 127 || v < (1i128 << w)) && range.is_none_or(|(lo, hi)| v >= lo as i128 && v <= hi as i128))
+                        .map(|&v| XArg::Imm(v))
+                        .collect(),
                 })
                 .collect();
             if choices.iter().any(|c| c.is_empty()) {
@@ -222,10 +244,15 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
                     cost = cost.saturating_add(pool.entries[t as usize].cost);
                     vars |= pool.entries[t as usize].vars;
                 }
-                let low_fp = low_fingerprint(&vals);
+                let low_fp = low_fingerprint(&vals, limits.lane_scale);
                 let vals = if d == limits.depth { Vec::new() } else { vals };
                 pool.entries.push(XEntry { node: XNode::Instr { instr: k, args }, width, vals, depth: d, cost, vars, low_fp });
             }
+        }
+        if d == 1
+            && let Some(ps) = limits.pair_shuffle
+        {
+            pair_shuffles(&mut pool, ps, inputs, &mut seen, limits);
         }
         // An instruction whose two vector operands swap without changing a
         // value on the inputs is taken as commutative from here on.
@@ -240,8 +267,53 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
     pool
 }
 
-fn low_fingerprint(vals: &[BitVec]) -> u64 {
-    fingerprint(vals.iter().map(|v| v.truncate(v.width() / 2)).collect::<Vec<_>>().iter())
+/// For every pair-valued depth-1 term `x`, `shuffle(hi(x), lo(x), c)` for
+/// each control `c`: HVX's widening instructions deal even lanes to the lo
+/// register and odd lanes to the hi one, and this puts them back in order
+/// (`vshuff` with -2 for halfwords, -4 for words), as the hand rules do.
+/// The three instructions count as one level; the halves are entries too.
+fn pair_shuffles(pool: &mut XPool, ps: &crate::target::PairShuffle, inputs: &[Vec<BitVec>], seen: &mut HashSet<(u32, u64)>, limits: &XLimits) {
+    let find = |n: &str| pool.instrs.iter().position(|i| i.name == n).map(|k| k as u32);
+    let (Some(sh), Some(hi), Some(lo)) = (find(ps.shuffle), find(ps.hi), find(ps.lo)) else { return };
+    let pair_bits = pool.instrs[hi as usize].params[0].1;
+    let ctl_bits = pool.instrs[sh as usize].params.get(2).map(|p| p.1).unwrap_or(32);
+    let pairs: Vec<u32> = (0..pool.entries.len() as u32).filter(|&i| pool.entries[i as usize].width == pair_bits && matches!(pool.entries[i as usize].node, XNode::Instr { .. })).collect();
+    let keep = limits.depth > 1;
+    for x in pairs {
+        let Some(xv) = values(pool, x, inputs) else { continue };
+        let half = |k: u32| -> Option<Vec<BitVec>> { xv.iter().map(|v| pool.instrs[k as usize].sem.eval(std::slice::from_ref(v)).ok()).collect() };
+        let (Some(hv), Some(lv)) = (half(hi), half(lo)) else { continue };
+        let shuffled: Vec<(i128, Vec<BitVec>)> = ps
+            .controls
+            .iter()
+            .filter_map(|&c| {
+                let vals: Option<Vec<BitVec>> = hv.iter().zip(&lv).map(|(h, l)| pool.instrs[sh as usize].sem.eval(&[h.clone(), l.clone(), BitVec::from_i128(ctl_bits, c)]).ok()).collect();
+                vals.map(|v| (c, v))
+            })
+            .filter(|(_, v)| seen.insert((v[0].width(), fingerprint(v))))
+            .collect();
+        if shuffled.is_empty() {
+            continue;
+        }
+        let e = pool.entries[x as usize].clone();
+        let push = |pool: &mut XPool, node: XNode, vals: Vec<BitVec>, depth: u8, cost: u8| {
+            let low_fp = low_fingerprint(&vals, limits.lane_scale);
+            let width = vals[0].width();
+            pool.entries.push(XEntry { node, width, vals: if keep { vals } else { Vec::new() }, depth, cost, vars: e.vars, low_fp });
+            pool.entries.len() as u32 - 1
+        };
+        let h = push(pool, XNode::Instr { instr: hi, args: vec![XArg::Term(x)] }, hv, e.depth + 1, e.cost + 1);
+        let l = push(pool, XNode::Instr { instr: lo, args: vec![XArg::Term(x)] }, lv, e.depth + 1, e.cost + 1);
+        for (c, vals) in shuffled {
+            push(pool, XNode::Instr { instr: sh, args: vec![XArg::Term(h), XArg::Term(l), XArg::Imm(c)] }, vals, e.depth, e.cost + 3);
+        }
+    }
+}
+
+/// The fingerprint of the bits a Halide term at reduced lanes holds: half
+/// of the Halide unit, which is `1 / lane_scale` of the register.
+fn low_fingerprint(vals: &[BitVec], lane_scale: u32) -> u64 {
+    fingerprint(vals.iter().map(|v| v.truncate(v.width() / 2 / lane_scale)).collect::<Vec<_>>().iter())
 }
 
 /// The values of entry `i` on `inputs` (stored or recomputed).
@@ -279,16 +351,17 @@ fn siblings(pool: &XPool, terms: &[u32]) -> bool {
     inner.len() < 2 || inner.iter().all(|e| instr(e) == instr(inner[0])) || inner.iter().all(|e| e.vars == inner[0].vars)
 }
 
-/// The rule-language text of entry `i`.
-pub fn render(pool: &XPool, i: u32, name: &dyn Fn(usize) -> String) -> String {
+/// The rule-language text of entry `i`, under rule head `head` (`x86`,
+/// `arm`, `hvx`).
+pub fn render(pool: &XPool, i: u32, name: &dyn Fn(usize) -> String, head: &str) -> String {
     match &pool.entries[i as usize].node {
         XNode::Var(k) => name(*k),
         XNode::Instr { instr, args } => {
-            let mut s = format!("(x86 {}", pool.instrs[*instr as usize].name);
+            let mut s = format!("({head} {}", pool.instrs[*instr as usize].name);
             for a in args {
                 s.push(' ');
                 match a {
-                    XArg::Term(t) => s.push_str(&render(pool, *t, name)),
+                    XArg::Term(t) => s.push_str(&render(pool, *t, name, head)),
                     XArg::Imm(v) => s.push_str(&v.to_string()),
                 }
             }

@@ -1,0 +1,137 @@
+//! What synthesis needs to know about a target, as data: one enumerator,
+//! one abstraction and one writer serve x86, ARM NEON and HVX, each
+//! parametrized by a [`SynthTarget`]. The rule head, the register widths
+//! and the spec folder come from `misaal_rulesets::TargetIsa`, the table
+//! the verifier and the compiler read too.
+
+use crate::enumerate::halide::HTy;
+use misaal_rulesets::TargetIsa;
+
+/// How a target spells element types in its instruction names, which the
+/// abstraction turns into name templates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameStyle {
+    /// `_mm256_add_epi16`: `{mm}` from `?vsize`, digits from `?bw`.
+    X86,
+    /// `vaddq_u16`: `{q}` from `?vsize`, `{su}` from `?sign`, digits from `?bw`.
+    Arm,
+    /// `Q6_Vuh_vadd_VuhVuh_sat`: `{ty}` (`ub`/`b`...) or `{e}` (`b`...) from `?bw` and `?sign`.
+    Hvx,
+}
+
+/// `shuffle(hi(x), lo(x), control)` for a pair-valued term `x`.
+#[derive(Debug)]
+pub struct PairShuffle {
+    pub shuffle: &'static str,
+    pub hi: &'static str,
+    pub lo: &'static str,
+    pub controls: &'static [i128],
+}
+
+#[derive(Debug)]
+pub struct SynthTarget {
+    pub isa: &'static TargetIsa,
+    /// Widths of instruction operands and results the enumeration uses
+    /// (registers and register pairs).
+    pub operand_widths: &'static [u32],
+    /// Halide unit types are 64 or 128 bits wide (see [`Self::unit_widths`]);
+    /// a target register holds `lane_scale` times that (HVX: 8, a 1024-bit
+    /// register for a 128-bit unit). Fingerprints compare the Halide term
+    /// at reduced lanes with the low bits of the register-wide target term,
+    /// so the Halide side never runs at 1024 bits until a match is checked.
+    pub lane_scale: u32,
+    /// Widths of the Halide unit types: x86 and HVX 128; ARM 128 (Q
+    /// registers) and 64 (D registers, whose long forms give 128 bits).
+    pub unit_widths: &'static [u32],
+    pub names: NameStyle,
+    /// Scalar (`bv8` to `bv32`) operands are enumerated like immediates
+    /// (ARM's `_n` forms, HVX's `Rt`); x86's scalar forms are left out.
+    pub scalar_operands: bool,
+    /// The deepest target term enumerated by default. x86's 280 verified
+    /// specs take depth 2 in a few minutes; ARM's 2,036 make the depth-2
+    /// products (every instruction over every pair of depth-1 terms) too
+    /// many to list on two cores, so ARM stays at depth 1 (NEON has one
+    /// instruction for most Halide compositions: `vqdmulh`, `vrshrn`,
+    /// `vabal`...), as HVX does, whose 1024-bit evaluations are 8 times
+    /// dearer; HVX's lane-order fix-ups of pairs come from [`PairShuffle`].
+    pub depth: u8,
+    /// Register-pair results (HVX's widening instructions put even lanes in
+    /// the lo register and odd lanes in the hi one) are also tried through
+    /// this shuffle of their halves, for each control value.
+    pub pair_shuffle: Option<PairShuffle>,
+    /// Immediate operands tried.
+    pub immediates: &'static [i128],
+    /// The ruleset the synthesis writes: `rulesets/<name>.egg` (x86 writes
+    /// `x86_synth.egg` beside the hand-written `x86.egg`).
+    pub output: &'static str,
+}
+
+pub const X86: SynthTarget = SynthTarget {
+    isa: &misaal_rulesets::X86,
+    operand_widths: &[128, 256],
+    lane_scale: 1,
+    unit_widths: &[128],
+    names: NameStyle::X86,
+    scalar_operands: false,
+    depth: 2,
+    pair_shuffle: None,
+    immediates: &[1, 7, 15, 31, 63],
+    output: "x86_synth",
+};
+
+pub const ARM: SynthTarget = SynthTarget {
+    isa: &misaal_rulesets::ARM,
+    operand_widths: &[64, 128],
+    lane_scale: 1,
+    unit_widths: &[128, 64],
+    names: NameStyle::Arm,
+    scalar_operands: true,
+    // Shift counts (1 and E-1, and E for the narrowing shifts' E/2 range), lane indices.
+    depth: 1,
+    pair_shuffle: None,
+    immediates: &[1, 7, 8, 15, 16, 31, 32, 63],
+    output: "arm",
+};
+
+pub const HVX: SynthTarget = SynthTarget {
+    isa: &misaal_rulesets::HVX,
+    operand_widths: &[1024, 2048],
+    lane_scale: 8,
+    unit_widths: &[128],
+    names: NameStyle::Hvx,
+    scalar_operands: true,
+    depth: 1,
+    // `vshuff` of the halves with control -2 interleaves halfwords, -4 words.
+    pair_shuffle: Some(PairShuffle { shuffle: "Q6_W_vshuff_VVR", hi: "Q6_V_hi_W", lo: "Q6_V_lo_W", controls: &[-2, -4] }),
+    // Shift counts.
+    immediates: &[1, 7, 15, 31],
+    output: "hvx",
+};
+
+pub const TARGETS: [&SynthTarget; 3] = [&X86, &ARM, &HVX];
+
+impl SynthTarget {
+    pub fn by_name(name: &str) -> Option<&'static SynthTarget> {
+        TARGETS.into_iter().find(|t| t.isa.name == name)
+    }
+    /// The rule head and ruleset name: `x86`, `arm`, `hvx`.
+    pub fn name(&self) -> &'static str {
+        self.isa.name
+    }
+    /// The register widths a rule's `?vsize` ranges over.
+    pub fn vector_widths(&self) -> &'static [i128] {
+        self.isa.vector_widths
+    }
+    /// One and two variables of each integer type of every unit width, and
+    /// u8 x i8 for the mixed-sign products.
+    pub fn default_signatures(&self) -> Vec<Vec<HTy>> {
+        let mut out = Vec::new();
+        for &w in self.unit_widths {
+            let tys: Vec<HTy> = [(false, 8), (true, 8), (false, 16), (true, 16), (false, 32), (true, 32)].iter().map(|&(s, b)| HTy::new(s, b, w / b)).collect();
+            out.extend(tys.iter().map(|&t| vec![t]));
+            out.extend(tys.iter().map(|&t| vec![t, t]));
+            out.push(vec![HTy::new(false, 8, w / 8), HTy::new(true, 8, w / 8)]);
+        }
+        out
+    }
+}
