@@ -26,7 +26,17 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     } else {
         (misaal_rulesets::bundled_ruleset(&args.rules), args.rules.clone())
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    // A target's name means every rule file the compiler loads for it
+    // (ARM and HVX: the hand-written and the synthesized rules).
+    let defaults = misaal_rulesets::TargetIsa::by_name(&args.rules).filter(|_| !args.rules.ends_with(".egg") && !args.rules.contains('/'));
+    let text = match defaults {
+        Some(isa) => {
+            let files: Vec<String> = isa.default_rulesets().iter().map(|p| p.display().to_string()).collect();
+            println!("rules: {}", files.join(" + "));
+            isa.default_rules_text()?
+        }
+        None => std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?,
+    };
     // The file's heads say which target's specs its names resolve against.
     let isa = misaal_rulesets::file_target(&path.display().to_string(), &text).map_err(|d| format!("{d}\n{} error(s) loading {}", d.0.len(), path.display()))?;
     let spec_dir = isa.spec_dir();

@@ -1,6 +1,6 @@
 //! File-driven rule corpora; every rule or file is its own test.
 //!
-//! - `rulesets/x86.egg`, `arm.egg` and `hvx.egg`, the bundled rulesets
+//! - `rulesets/x86.egg`, `arm_hand.egg`, `arm.egg`, `hvx_hand.egg` and `hvx.egg`, the bundled rulesets
 //!   users compile with: every instantiation of every rule is `proved` (one
 //!   test per rule, `bundled::<target>::<rule>`). An
 //!   instantiation over x86 specs that have not met their oracle (see
@@ -202,8 +202,9 @@ fn load_error(path: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    // Each bundled ruleset: x86 (hand rules), arm and hvx (hand rules).
-    for (target, least) in [("x86", 50), ("arm", 1), ("hvx", 1)] {
+    // Each bundled ruleset: x86 (hand rules), arm and hvx (hand rules and
+    // synthesized rules).
+    for (target, least) in [("x86", 50), ("arm_hand", 1), ("arm", 1), ("hvx_hand", 1), ("hvx", 1)] {
     let bundled = misaal_rulesets::bundled_ruleset(target);
     let rules = load(&bundled).unwrap_or_else(|d| panic!("the bundled ruleset {} does not load:\n{d}", bundled.display()));
     assert!(rules.len() >= least, "the bundled ruleset {target} holds only {} rules", rules.len());

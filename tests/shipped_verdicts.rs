@@ -37,7 +37,9 @@ fn the_shipped_verdicts_cover_every_benchmark() {
 }
 
 /// `rulesets/arm.verdicts.tsv` and `rulesets/hvx.verdicts.tsv` hold a
-/// proof of every instance of `rulesets/arm.egg` and `rulesets/hvx.egg`
+/// proof of every instance of the target's default rule files (the
+/// hand-written `rulesets/arm_hand.egg` and the synthesized `arm.egg`;
+/// `hvx_hand.egg` and `hvx.egg`)
 /// (keyed by `proof_key`, the meaning of both sides alone), so that the
 /// compiler finds every instance proved without proving it. Checked
 /// without the compiler: every instance's key must be a `proved` line of
@@ -54,8 +56,9 @@ fn the_arm_and_hvx_shipped_verdicts_prove_every_instance() {
         let status = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).unwrap();
         let libs = Libraries { x86: &specs, halide: &halide };
         let cfg = AuditConfig { vector_widths: isa.vector_widths.to_vec(), ..AuditConfig::default() };
-        let path = isa.bundled_ruleset();
-        let rules = load_rules_verified(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap(), &libs, &cfg, &status).unwrap_or_else(|d| panic!("{d}"));
+        // The hand-written and the synthesized file: both are loaded by default.
+        let path = isa.default_rulesets().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
+        let rules = load_rules_verified(&path, &isa.default_rules_text().unwrap(), &libs, &cfg, &status).unwrap_or_else(|d| panic!("{d}"));
         let shipped = std::fs::read_to_string(isa.shipped_verdicts()).unwrap_or_else(|e| panic!("{}: {e}", isa.shipped_verdicts().display()));
         let proved: std::collections::HashSet<&str> = shipped.lines().filter_map(|l| l.split_once('\t')).filter(|(_, rest)| rest.starts_with("proved\t")).map(|(k, _)| k).collect();
         let jobs = plan(&rules, &cfg).unwrap_or_else(|(_, e)| panic!("{e}"));

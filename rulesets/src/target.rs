@@ -15,13 +15,17 @@ pub struct TargetIsa {
     /// A register pair's width, where the target has pairs as operands and
     /// results (HVX's `pair1024` is 2048 bits); 0 if it has none.
     pub pair_bits: u32,
+    /// The bundled rule files (`rulesets/<file>.egg`) the compiler, bench
+    /// and `misaal verify --rules <name>` load by default, in order: ARM's
+    /// and HVX's hand-written rules and the rules `misaal synth` writes.
+    pub rule_files: &'static [&'static str],
 }
 
-pub const X86: TargetIsa = TargetIsa { name: "x86", vector_widths: &[128, 256, 512], pair_bits: 0 };
+pub const X86: TargetIsa = TargetIsa { name: "x86", vector_widths: &[128, 256, 512], pair_bits: 0, rule_files: &["x86"] };
 /// AArch64 NEON: 64-bit `D` and 128-bit `Q` registers.
-pub const ARM: TargetIsa = TargetIsa { name: "arm", vector_widths: &[64, 128], pair_bits: 0 };
+pub const ARM: TargetIsa = TargetIsa { name: "arm", vector_widths: &[64, 128], pair_bits: 0, rule_files: &["arm_hand", "arm"] };
 /// Hexagon HVX in 128-byte mode: 1024-bit vectors; pairs are 2048-bit values.
-pub const HVX: TargetIsa = TargetIsa { name: "hvx", vector_widths: &[1024], pair_bits: 2048 };
+pub const HVX: TargetIsa = TargetIsa { name: "hvx", vector_widths: &[1024], pair_bits: 2048, rule_files: &["hvx_hand", "hvx"] };
 
 pub const TARGETS: [&TargetIsa; 3] = [&X86, &ARM, &HVX];
 
@@ -34,9 +38,24 @@ impl TargetIsa {
     pub fn spec_dir(&self) -> PathBuf {
         misaal_isa::bundled_spec_dir(self.name)
     }
-    /// `rulesets/<name>.egg`.
+    /// `rulesets/<name>.egg`: x86's hand-written rules; ARM's and HVX's
+    /// synthesized ones (their hand-written rules are `<name>_hand.egg`).
     pub fn bundled_ruleset(&self) -> PathBuf {
         crate::bundled_ruleset(self.name)
+    }
+    /// Every rule file loaded by default for the target ([`Self::rule_files`]).
+    pub fn default_rulesets(&self) -> Vec<PathBuf> {
+        self.rule_files.iter().map(|f| crate::bundled_ruleset(f)).collect()
+    }
+    /// The default rule files' texts, one after the other (a `(ruleset
+    /// <name>)` line may open each; declaring it again is allowed).
+    pub fn default_rules_text(&self) -> Result<String, String> {
+        let mut text = String::new();
+        for p in self.default_rulesets() {
+            text.push_str(&std::fs::read_to_string(&p).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?);
+            text.push('\n');
+        }
+        Ok(text)
     }
     /// `rulesets/<name>.verdicts.tsv`: the shipped proofs of the bundled rules.
     pub fn shipped_verdicts(&self) -> PathBuf {
