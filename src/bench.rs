@@ -551,16 +551,17 @@ impl WorkLock {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut f) => {
                     use std::io::Write;
-                    let _ = write!(f, "{}", std::process::id());
+                    let me = std::process::id();
+                    let _ = write!(f, "{me} {}", process_start(me).unwrap_or_default());
                     return Ok(WorkLock(path));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let owner = std::fs::read_to_string(&path).unwrap_or_default();
-                    let alive = owner.trim().parse::<u32>().is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    let alive = lock_owner_alive(&owner);
                     if alive {
                         return Err(format!(
                             "error: another misaal bench (pid {}) is using {}; wait for it, or give this run its own --work-dir (and --report-dir)",
-                            owner.trim(),
+                            owner.split_whitespace().next().unwrap_or(""),
                             work.display()
                         ));
                     }
@@ -570,6 +571,27 @@ impl WorkLock {
             }
         }
         Err(format!("error: cannot take {}", path.display()))
+    }
+}
+
+/// A process's start time (`/proc/PID/stat` field 22, clock ticks since
+/// boot): with the pid it names one process, where a pid alone can be
+/// reused by another once its run has died.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the lock's owner (`PID START`, or a bare `PID` from older
+/// runs) is still the process that wrote it.
+fn lock_owner_alive(owner: &str) -> bool {
+    let mut f = owner.split_whitespace();
+    let Some(pid) = f.next().and_then(|p| p.parse::<u32>().ok()) else { return false };
+    match f.next().and_then(|s| s.parse::<u64>().ok()) {
+        Some(start) => process_start(pid) == Some(start),
+        None => Path::new(&format!("/proc/{pid}")).exists(),
     }
 }
 

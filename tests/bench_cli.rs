@@ -94,6 +94,17 @@ fn a_busy_work_folder_is_refused_and_the_folders_are_chosen() {
     assert!(err.contains("another misaal bench") && err.contains("--work-dir"), "{err}");
     assert!(!root.join("busy").join(KERNEL).exists(), "nothing is built in a busy folder");
 
+    // A live pid whose start time is not the one recorded: the run that
+    // wrote the lock died and its pid went to another process.
+    std::fs::write(root.join("busy/.lock"), format!("{} 1", std::process::id())).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&root)
+        .args(["bench", "--suite", "suite", "--kernel", KERNEL, "--work-dir", "busy", "--report-dir", "mine", "--inputs", "1"])
+        .output()
+        .expect("run misaal");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!root.join("busy/.lock").exists(), "the lock is released");
+
     // A pid that cannot be running (above the kernel's pid_max).
     std::fs::write(root.join("busy/.lock"), "4194305").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
