@@ -260,35 +260,38 @@ impl Gen<'_> {
     /// The digits of a name fitted to the parameters (`{bw}`, `{bw2}`...).
     fn digits(&mut self, digits: &str) -> String {
         let mut out = String::new();
-        let mut d = digits.to_string();
-        let flush = |digits: &mut String, out: &mut String, g: &mut Self| {
-            if digits.is_empty() {
-                return;
-            }
-            let v: i128 = digits.parse().expect("digits");
-            let e = fit(Slot::NameDigits, v, &g.p, g.lanes_fitted);
-            match &e {
-                IntExpr::Lit(_) => out.push_str(digits),
-                IntExpr::Var(v) => out.push_str(&format!("{{{v}}}")),
-                IntExpr::Op(..) => {
-                    let var = match render_int(&e).as_str() {
-                        "(* 2 ?bw)" => "bw2",
-                        "(/ ?bw 2)" => "bwh",
-                        "(* 4 ?bw)" => "bw4",
-                        "(/ ?vsize 2)" => "vhalf",
-                        _ => "k",
-                    }
-                    .to_string();
-                    if !g.defs.iter().any(|(d, _)| *d == var) {
-                        g.defs.push((var.clone(), e.clone()));
-                    }
-                    out.push_str(&format!("{{{var}}}"));
-                }
-            }
-            digits.clear();
-        };
-        flush(&mut d, &mut out, self);
+        self.flush_digits(&mut digits.to_string(), &mut out);
         out
+    }
+
+    /// Appends `digits` (a run of a name's digits) to `out` as the
+    /// parameter expression they fit, defining a derived parameter
+    /// (`?bw2`, ...) where needed, and empties `digits`.
+    fn flush_digits(&mut self, digits: &mut String, out: &mut String) {
+        if digits.is_empty() {
+            return;
+        }
+        let v: i128 = digits.parse().expect("digits");
+        let e = fit(Slot::NameDigits, v, &self.p, self.lanes_fitted);
+        match &e {
+            IntExpr::Lit(_) => out.push_str(digits),
+            IntExpr::Var(v) => out.push_str(&format!("{{{v}}}")),
+            IntExpr::Op(..) => {
+                let var = match render_int(&e).as_str() {
+                    "(* 2 ?bw)" => "bw2",
+                    "(/ ?bw 2)" => "bwh",
+                    "(* 4 ?bw)" => "bw4",
+                    "(/ ?vsize 2)" => "vhalf",
+                    _ => "k",
+                }
+                .to_string();
+                if !self.defs.iter().any(|(d, _)| *d == var) {
+                    self.defs.push((var.clone(), e.clone()));
+                }
+                out.push_str(&format!("{{{var}}}"));
+            }
+        }
+        digits.clear();
     }
 
     /// `_mm256_cvtepu8_epi16` -> `_{mm}_cvtepu{bw}_epi{bw2}`, defining `?bw2`.
@@ -296,41 +299,15 @@ impl Gen<'_> {
         let Some((w, rest)) = mm_width(name) else { return name.to_string() };
         let mut out = if w == self.p.vsize { "_{mm}_".to_string() } else { name[..name.len() - rest.len()].to_string() };
         let mut digits = String::new();
-        let flush = |digits: &mut String, out: &mut String, g: &mut Self| {
-            if digits.is_empty() {
-                return;
-            }
-            let v: i128 = digits.parse().expect("digits");
-            let e = fit(Slot::NameDigits, v, &g.p, g.lanes_fitted);
-            match &e {
-                IntExpr::Lit(_) => out.push_str(digits),
-                IntExpr::Var(v) => out.push_str(&format!("{{{v}}}")),
-                IntExpr::Op(..) => {
-                    let var = match render_int(&e).as_str() {
-                        "(* 2 ?bw)" => "bw2",
-                        "(/ ?bw 2)" => "bwh",
-                        "(* 4 ?bw)" => "bw4",
-                        "(/ ?vsize 2)" => "vhalf",
-                        _ => "k",
-                    }
-                    .to_string();
-                    if !g.defs.iter().any(|(d, _)| *d == var) {
-                        g.defs.push((var.clone(), e.clone()));
-                    }
-                    out.push_str(&format!("{{{var}}}"));
-                }
-            }
-            digits.clear();
-        };
         for c in rest.chars() {
             if c.is_ascii_digit() {
                 digits.push(c);
             } else {
-                flush(&mut digits, &mut out, self);
+                self.flush_digits(&mut digits, &mut out);
                 out.push(c);
             }
         }
-        flush(&mut digits, &mut out, self);
+        self.flush_digits(&mut digits, &mut out);
         out
     }
 }
