@@ -551,8 +551,13 @@ impl WorkLock {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut f) => {
                     use std::io::Write;
+                    // A bare pid where the start time cannot be read: an
+                    // unreadable start must not make a live lock look stale.
                     let me = std::process::id();
-                    let _ = write!(f, "{me} {}", process_start(me).unwrap_or_default());
+                    let _ = match process_start(me) {
+                        Some(start) => write!(f, "{me} {start}"),
+                        None => write!(f, "{me}"),
+                    };
                     return Ok(WorkLock(path));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -86,9 +86,9 @@ pub const ARM: SynthTarget = SynthTarget {
     unit_widths: &[128, 64],
     names: NameStyle::Arm,
     scalar_operands: true,
-    // Shift counts (1 and E-1, and E for the narrowing shifts' E/2 range), lane indices.
     depth: 1,
     pair_shuffle: None,
+    // Shift counts (1 and E-1, and E for the narrowing shifts' E/2 range), lane indices.
     immediates: &[1, 7, 8, 15, 16, 31, 32, 63],
     output: "arm",
 };

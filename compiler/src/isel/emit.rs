@@ -625,16 +625,18 @@ impl Emitter<'_> {
         match v {
             Val::Reg(r, b) if b == bits => Ok(r),
             Val::Reg(_, b) => Err(CompileError::new(format!("a {b}-bit register where {bits} bits are expected"))),
-            Val::Regs(rs, b) if rs.len() == 2 && b * 2 == bits && self.dialect().join(b, &rs[0], &rs[1]).is_some() => {
-                // Two registers of a concat into one twice as wide (an HVX pair).
-                let (e, f) = self.dialect().join(b, &rs[0], &rs[1]).expect("checked above");
-                let rt = self.reg_type(bits)?;
-                let x = self.fresh("r");
-                self.line(&format!("{rt} {x} = {e};"));
-                self.count(&f);
-                Ok(x)
-            }
-            Val::Regs(rs, b) => Err(CompileError::unsupported(format!("{} {b}-bit registers where one of {bits} bits is expected", rs.len()))),
+            // Two registers of a concat into one twice as wide (an HVX pair),
+            // where the dialect joins them in one instruction.
+            Val::Regs(rs, b) => match (rs.len() == 2 && b * 2 == bits).then(|| self.dialect().join(b, &rs[0], &rs[1])).flatten() {
+                Some((e, f)) => {
+                    let rt = self.reg_type(bits)?;
+                    let x = self.fresh("r");
+                    self.line(&format!("{rt} {x} = {e};"));
+                    self.count(&f);
+                    Ok(x)
+                }
+                None => Err(CompileError::unsupported(format!("{} {b}-bit registers where one of {bits} bits is expected", rs.len()))),
+            },
             Val::Arr(a, t) if t.total_bits() == bits as u64 && !t.is_bool() => self.load_reg(bits, &a),
             Val::Arr(_, t) => Err(CompileError::unsupported(format!("a {t} value in a {bits}-bit register"))),
             Val::Const(cb, value) => self.splat_reg(bits, cb as u32, Val::Const(cb, value)),
