@@ -22,6 +22,9 @@ pub mod movement;
 /// Shifts by a per-lane amount and the rounding shifts' expansions (searched).
 #[path = "shift.rs"]
 pub mod shift;
+/// Reductions to one lane: halves, then one register (searched).
+#[path = "reduce.rs"]
+pub mod reduce;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -31,6 +34,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(movement::selects(halide, x86));
     out.extend(shift::variable_shifts(halide, x86));
     out.extend(shift::amount_expansions(halide));
+    out.extend(reduce::reductions(halide, x86));
     out
 }
 

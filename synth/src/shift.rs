@@ -181,7 +181,7 @@ impl Tm {
 
 /// The same-type ops of the library: `<S, E, N>` (binary) and `<S, E, N,
 /// S2>` (shift-like), two operands and a result of one width.
-fn same_type_ops(halide: &SpecLibrary) -> (Vec<String>, Vec<String>) {
+pub(super) fn same_type_ops(halide: &SpecLibrary) -> (Vec<String>, Vec<String>) {
     let (mut bin, mut shifts) = (Vec::new(), Vec::new());
     for op in halide.generic_names() {
         let Some(g) = halide.generic(op) else { continue };
