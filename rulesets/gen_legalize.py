@@ -41,10 +41,15 @@ def even(ty_s, bw, x):
 def odd(ty_s, bw, x):
     return f"(slice (t {ty_s} {bw} ?n) (* 2 ?n) 1 2 {x})"
 
+# Lane-wise op shapes met by rule() (halves splits only), for pad_rules().
+SHAPES = []
+
 def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None, least=None, parity=None):
     """args: list of (var, sign, bits) for the vector operands. With
     `parity`, the halves are the even and odd lanes, interleaved back."""
     parity = PARITY if parity is None else parity
+    if not parity:
+        SHAPES.append((name, lhs_head, args, out_s, out_bw, rhs_head, conds))
     a = " ".join(v for v, _, _ in args)
     pieces = (even, odd) if parity else (lo, hi)
     half = lambda side: " ".join(pieces[side](s, b, v) for v, s, b in args)
@@ -128,6 +133,52 @@ if TARGET == "hvx":
     PARITY = True
     lane_rules()
     PARITY = False
+
+# HVX: an op on vectors narrower than a register (u8x64, i16x32 operands)
+# runs on a register holding the value twice, and its low part is the
+# result: op<n>(a, b) = slice lo n (op<2n>(concat(a, a), concat(b, b)))
+# ("pad"). The duplicate is what makes it provable: no lane is undefined.
+# A lane-wise op keeps the halves equal, op<2n>(concat(a, a), concat(b, b))
+# = concat(op<n>(a, b), op<n>(a, b)) ("dup"), so a chain of padded ops
+# stays in registers: the next op's concat(x, x) is the last op's <2n>
+# form. (Rooted at the op, not at concat: the compiler loads rules by the
+# ops a kernel has, and every dup rule rooted at concat made max_pool load
+# 351 instances and spend seconds settling their verdicts.) Both apply while every part of the <2n> op is at most a pair, some
+# operand or result of the <n> op is narrower than a register, and that
+# narrowest part is at least 256 bits (u8x32); a 256-bit op pads twice.
+def pad(name, head_n, head_2n, args, out_s, out_bw, widest, narrowest, conds):
+    cc = lambda s, b, v: f"(concat (t {s} {b} ?n) ?n {v} {v})"
+    a = " ".join(v for v, _, _ in args)
+    padded = f"({head_2n} {' '.join(cc(s, b, v) for v, s, b in args)})"
+    when = (f"{LANES} (<= (* ?n {widest}) 1024) (< (* ?n {narrowest}) 1024) (>= (* ?n {narrowest}) 256)"
+            + (" " + conds if conds else ""))
+    out.append(f"(rewrite ({head_n} {a})\n"
+               f"         (slice (t {out_s} {out_bw} ?n) (* 2 ?n) 0 1 {padded})\n"
+               f"  :when ({when}) :name \"{TARGET}.pad-{name}\" :ruleset {TARGET})\n"
+               f"(rewrite {padded}\n"
+               f"         (concat (t {out_s} {out_bw} ?n) ?n ({head_n} {a}) ({head_n} {a}))\n"
+               f"  :when ({when}) :name \"{TARGET}.dup-{name}\" :ruleset {TARGET})\n")
+
+if TARGET == "hvx":
+    for name, head_2n, args, out_s, out_bw, head_n, conds in list(SHAPES):
+        bws = [b for _, _, b in args] + [out_bw]
+        if "1" in bws or name.startswith("cast") or name.startswith("saturating_cast"):
+            continue
+        widest = "(* 2 ?bw)" if "(* 2 ?bw)" in bws else "?bw"
+        pad(name, head_n, head_2n, args, out_s, out_bw, widest, "?bw", conds)
+    for op in ["cast", "saturating_cast"]:
+        head_n, head_2n = f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2"
+        pad(op + "-widen", head_n, head_2n, [("?a", "?sign", "?bw")], "?sign2", "?bw2", "?bw2", "?bw",
+            "(in ?sign2 0 1) (in ?bw2 8 16 32) (< ?bw ?bw2)")
+        pad(op + "-narrow", head_n, head_2n, [("?a", "?sign", "?bw")], "?sign2", "?bw2", "?bw", "?bw2",
+            "(in ?sign2 0 1) (in ?bw2 8 16 32) (> ?bw ?bw2)")
+    out.append("; A broadcast narrower than a register is the low part of a wider one.\n"
+               "(rewrite (broadcast (t ?sign ?bw ?n) ?x)\n"
+               "         (slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 (broadcast (t ?sign ?bw (* 2 ?n)) ?x))\n"
+               f"  :when ({LANES} (in ?bw 8 16 32) (< (* ?n ?bw) 1024) (>= (* ?n ?bw) 256)) :name \"{TARGET}.pad-broadcast\" :ruleset {TARGET})\n"
+               "(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
+               "         (concat (t ?sign ?bw ?n) ?n (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
+               f"  :when ({LANES} (in ?bw 8 16 32) (< (* ?n ?bw) 1024) (>= (* ?n ?bw) 256)) :name \"{TARGET}.dup-broadcast\" :ruleset {TARGET})\n")
 
 # A broadcast splits into two broadcasts of the same scalar.
 out.append("(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
