@@ -64,7 +64,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.zext-16-32", "rederived", ""),
     ("x86.zext-8-16", "rederived", ""),
     ("x86.add-commutes", "partial", "a commutation identity, not a lowering: only its instances whose left side the add lowering also has count"),
-    ("x86.halving-add", "partial", "halving_add is lowered (through vpavg) for u8 and u16 only; u32/u64 have no enumerated proved lowering"),
+    ("x86.halving-add", "rederived", ""),
     ("x86.rounding-srai", "covered", ""),
     ("x86.rounding-srli", "covered", ""),
     ("x86.slli-16-any", "rederived", ""),

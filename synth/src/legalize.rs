@@ -25,6 +25,9 @@ pub mod shift;
 /// Reductions to one lane: halves, then one register (searched).
 #[path = "reduce.rs"]
 pub mod reduce;
+/// Expansions of the halving ops into same-width ops (searched).
+#[path = "halving.rs"]
+pub mod halving;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -35,6 +38,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(shift::variable_shifts(halide, x86));
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
+    out.extend(halving::halving_expansions(halide));
     out
 }
 
