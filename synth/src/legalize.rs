@@ -19,6 +19,9 @@ pub mod expand;
 /// Register halves (slices and the join), searched per immediate.
 #[path = "movement.rs"]
 pub mod movement;
+/// 256-bit narrowings and 32 -> 8 bit narrowings (searched).
+#[path = "narrowing.rs"]
+pub mod narrowing;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -26,6 +29,8 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let mut out = splits(halide);
     out.extend(movement::halves(halide, x86));
     out.extend(movement::selects(halide, x86));
+    out.extend(narrowing::packs(halide, x86));
+    out.extend(narrowing::two_steps(halide));
     out
 }
 
