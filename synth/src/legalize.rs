@@ -22,6 +22,9 @@ pub mod movement;
 /// 256-bit narrowings and 32 -> 8 bit narrowings (searched).
 #[path = "narrowing.rs"]
 pub mod narrowing;
+/// Selects, comparisons and negated bitwise operands (searched).
+#[path = "select.rs"]
+pub mod select;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -30,7 +33,12 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(movement::halves(halide, x86));
     out.extend(movement::selects(halide, x86));
     out.extend(narrowing::packs(halide, x86));
+    out.extend(narrowing::shifted_packs(halide, x86));
     out.extend(narrowing::two_steps(halide));
+    out.extend(select::identities(halide));
+    out.extend(select::masks(halide, x86));
+    out.extend(select::blends(halide, x86));
+    out.extend(select::negated(halide, x86));
     out
 }
 

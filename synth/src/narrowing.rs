@@ -227,7 +227,8 @@ fn search(
     cases: &[(BitVec, BitVec)],
     want: &[BitVec],
     cost: &std::collections::HashMap<String, f64>,
-) -> Vec<Found> {
+    prepare: bool,
+) -> Vec<(Found, f64)> {
     let mut out: Vec<Found> = Vec::new();
     let two: Vec<usize> = (0..ins.len())
         .filter(|&k| !ins[k].has_imm() && ins[k].ret == 256 && ins[k].vectors() == [256, 256])
@@ -236,7 +237,12 @@ fn search(
         .filter(|&k| ins[k].has_imm() && ins[k].ret == 256 && ins[k].vectors() == [256])
         .collect();
     let mut preps = vec![Prep::Id];
-    for k in [(1u128 << e) - 1, (1u128 << (e - 1)) - 1] {
+    let bounds = if prepare {
+        vec![(1u128 << e) - 1, (1u128 << (e - 1)) - 1]
+    } else {
+        vec![]
+    };
+    for k in bounds {
         for &p in &two {
             for const_first in [false, true] {
                 preps.push(Prep::With {
@@ -321,7 +327,139 @@ fn search(
     };
     // A stable sort: equal costs keep the search order.
     out.sort_by(|a, b| total(a).total_cmp(&total(b)));
-    out.truncate(1);
+    out.into_iter().map(|f| (f, total(&f))).collect()
+}
+
+/// The text of a found right side over operand texts `a` and `b`.
+fn render(ins: &[Ins], (p, pk, fix): Found, w: u32, half: u32, a: &str, b: &str) -> String {
+    let q = |v: &str| match p {
+        Prep::Id => v.to_string(),
+        Prep::With {
+            ins: q,
+            k,
+            const_first,
+        } => {
+            let kt = format!("(broadcast (t ?sign {w} {half}) {k})");
+            if const_first {
+                ins[q].render(&[kt, v.into()], 0)
+            } else {
+                ins[q].render(&[v.into(), kt], 0)
+            }
+        }
+    };
+    let packed = ins[pk].render(&[q(a), q(b)], 0);
+    match fix {
+        None => packed,
+        Some((f, imm)) => ins[f].render(&[packed], imm),
+    }
+}
+
+/// Narrowings of two registers that are right shifts by a constant c
+/// (sobel5x5's output: after a shift the values may fit the pack's signed
+/// input, so the clamp or mask may go). Where the plain narrowing needs a
+/// preparation `Q`, searched per c over the same space without it
+/// (`F(P(a, b))`) on the shifted values; the cheapest found is written
+/// for the c that share it (a template over `?c`, each instance proved by
+/// the caller).
+pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let ins = instructions(x86);
+    let cost = throughputs();
+    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let mut out = Vec::new();
+    for op in ["saturating_cast", "cast"] {
+        for w in [16u32, 32] {
+            let (e, half) = (w / 2, 256 / w);
+            let n = 2 * half;
+            for s in [0i128, 1] {
+                for s2 in [0i128, 1] {
+                    let (Ok((_, lhs)), Ok((_, shr))) = (
+                        halide.instantiate(op, &[s, w as i128, n as i128, s2, e as i128]),
+                        halide.instantiate("shr", &[s, w as i128, half as i128, 0]),
+                    ) else {
+                        continue;
+                    };
+                    let seed = 0x7368_7266 ^ ((w as u64) << 8) ^ ((s as u64) << 4) ^ s2 as u64;
+                    let cases: Vec<(BitVec, BitVec)> = inputs(256, w, 24, seed)
+                        .into_iter()
+                        .zip(inputs(256, w, 24, !seed))
+                        .collect();
+                    let at = |c: u32| -> Option<(Vec<(BitVec, BitVec)>, Vec<BitVec>)> {
+                        let cv = splat(w, half, c as u128);
+                        let sh: Vec<(BitVec, BitVec)> = cases
+                            .iter()
+                            .map(|(a, b)| {
+                                Some((shr.eval(&[a, &cv]).ok()?, shr.eval(&[b, &cv]).ok()?))
+                            })
+                            .collect::<Option<_>>()?;
+                        let want = sh
+                            .iter()
+                            .map(|(a, b)| lhs.eval(&[&concat(a, b)]).ok())
+                            .collect::<Option<Vec<_>>>()?;
+                        Some((sh, want))
+                    };
+                    let Some((_, want0)) = at(0) else { continue };
+                    let Some(bf) = search(&ins, w, e, &cases, &want0, &cost, true)
+                        .first()
+                        .map(|f| f.0)
+                    else {
+                        continue;
+                    };
+                    if matches!(bf.0, Prep::Id) {
+                        continue;
+                    }
+                    // Every term found for each c, then each c given the
+                    // cheapest term, among equals the one valid for most c.
+                    let a = format!(
+                        "(shr (t ?sign {w} {half}) ?s3 ?a (broadcast (t ?s3 {w} {half}) ?c))"
+                    );
+                    let b = format!(
+                        "(shr (t ?sign {w} {half}) ?s3 ?b (broadcast (t ?s3 {w} {half}) ?c))"
+                    );
+                    let mut terms: Vec<(String, f64, Vec<i128>)> = Vec::new();
+                    for c in 1..w {
+                        let Some((sh, want)) = at(c) else { continue };
+                        for (f, price) in search(&ins, w, e, &sh, &want, &cost, false) {
+                            let rhs = render(&ins, f, w, half, &a, &b);
+                            match terms.iter_mut().find(|t| t.0 == rhs) {
+                                Some(t) => t.2.push(c as i128),
+                                None => terms.push((rhs, price, vec![c as i128])),
+                            }
+                        }
+                    }
+                    terms.sort_by(|x, y| x.1.total_cmp(&y.1).then(y.2.len().cmp(&x.2.len())));
+                    let mut groups: Vec<(String, Vec<i128>)> = Vec::new();
+                    for c in 1..w as i128 {
+                        let Some(t) = terms.iter().find(|t| t.2.contains(&c)) else {
+                            continue;
+                        };
+                        match groups.iter_mut().find(|g| g.0 == t.0) {
+                            Some(g) => g.1.push(c),
+                            None => groups.push((t.0.clone(), vec![c])),
+                        }
+                    }
+                    for (k, (rhs, cs)) in groups.into_iter().enumerate() {
+                        let a = format!(
+                            "(shr (t ?sign {w} {half}) ?s3 ?a (broadcast (t ?s3 {w} {half}) ?c))"
+                        );
+                        let b = format!(
+                            "(shr (t ?sign {w} {half}) ?s3 ?b (broadcast (t ?s3 {w} {half}) ?c))"
+                        );
+                        out.push(Split {
+                            op: op.into(),
+                            name: format!("synth.narrow-{op}-{}{w}-{}{e}.shifted{}", letter(s), letter(s2), if k == 0 { String::new() } else { format!(".{}", k + 1) }),
+                            lhs: format!("({op} (t ?sign {w} {n}) {s2} {e} (concat (t ?sign {w} {half}) {half} {a} {b}))"),
+                            rhs: rhs.clone(),
+                            conds: vec![],
+                            free: vec![("sign".into(), vec![s]), ("s3".into(), vec![0, 1]), ("c".into(), cs.clone())],
+                            provenance: format!(
+                                "phase legalize; 256-bit narrowing of two right-shifted registers searched per shift c over F(P(a, b)) (the plain narrowing's space without its operand preparation), on shifted values: for c in {cs:?} the cheapest by measured throughput is {rhs}"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
     out
 }
 
@@ -363,32 +501,12 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     else {
                         continue;
                     };
-                    for (nth, (p, pk, fix)) in search(&ins, w, e, &cases, &want, &cost)
+                    for (nth, ((p, pk, fix), _)) in search(&ins, w, e, &cases, &want, &cost, true)
                         .into_iter()
+                        .take(1)
                         .enumerate()
                     {
-                        let term = |a: &str, b: &str| {
-                            let q = |v: &str| match p {
-                                Prep::Id => v.to_string(),
-                                Prep::With {
-                                    ins: q,
-                                    k,
-                                    const_first,
-                                } => {
-                                    let kt = format!("(broadcast (t ?sign {w} {half}) {k})");
-                                    if const_first {
-                                        ins[q].render(&[kt, v.into()], 0)
-                                    } else {
-                                        ins[q].render(&[v.into(), kt], 0)
-                                    }
-                                }
-                            };
-                            let packed = ins[pk].render(&[q(a), q(b)], 0);
-                            match fix {
-                                None => packed,
-                                Some((f, imm)) => ins[f].render(&[packed], imm),
-                            }
-                        };
+                        let term = |a: &str, b: &str| render(&ins, (p, pk, fix), w, half, a, b);
                         let found = term("?a", "?b");
                         let ty = format!("(t ?sign {w} {n}) {s2} {e}");
                         let forms = [
@@ -519,6 +637,22 @@ mod tests {
             "{}",
             u.rhs
         );
+    }
+
+    #[test]
+    fn finds_the_shifted_packs() {
+        let (halide, x86) = libs();
+        let found = super::shifted_packs(&halide, &x86);
+        for s in &found {
+            eprintln!("{}: {:?} {} => {}", s.name, s.free, s.lhs, s.rhs);
+        }
+        // After a shift by c >= 1 a u16 fits vpackuswb's signed input: no clamp.
+        let u = found
+            .iter()
+            .find(|s| s.name == "synth.narrow-saturating_cast-u16-u8.shifted")
+            .expect("u16 -> u8 shifted");
+        assert!(!u.rhs.contains("min_epu16"), "{}", u.rhs);
+        assert_eq!(u.free[2].1, (1..16).collect::<Vec<i128>>());
     }
 
     #[test]
