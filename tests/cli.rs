@@ -245,6 +245,19 @@ fn verify_reports_refutations_with_counterexamples_and_exit_code_1() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown-intrinsic.egg:3:31: error: rule \"add-typo\": no x86 spec `_mm_add_epi7`"), "{}", String::from_utf8_lossy(&out.stderr));
 
+    // Two rule files read as one: an error in the second is at its own
+    // file's line and column, and a name both define says where the first is.
+    std::fs::write(dir.join("first.egg"), "; first\n(rewrite (add (u 8 16) ?a ?b) (x86 _mm_add_epi8 ?a ?b) :name \"dup\")\n").unwrap();
+    std::fs::write(dir.join("second.egg"), "\n\n(rewrite (sub (u 8 16) ?a ?b) (x86 _mm_sub_epi8 ?a ?b) :name \"dup\")\n").unwrap();
+    let stmt = concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/stmt/add.stmt");
+    let two = |second: &str| std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["compile", stmt, "-o", "two.c", "--rules", "first.egg", "--rules", second]).output().unwrap();
+    let out = two("second.egg");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("second.egg:3:1: error: duplicate rule name \"dup\" (first at first.egg:2:1)"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = two(typo);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown-intrinsic.egg:3:31: error: rule \"add-typo\": no x86 spec `_mm_add_epi7`"), "{}", String::from_utf8_lossy(&out.stderr));
+
     std::fs::write(dir.join("bad.egg"), "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"x\"").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(["verify", "--rules", "bad.egg"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -180,48 +180,95 @@ impl P<'_> {
     }
 }
 
-/// Parses every rule of a file.
+/// The line [`join_sources`] puts before each file's text.
+pub const SOURCE_MARK: &str = "; misaal source: ";
+
+/// Several rule files read as one (a target's hand-written and synthesized
+/// files, or repeated `--rules`): each file's text after a [`SOURCE_MARK`]
+/// line naming it, so [`parse_rules`] reports every error at its own file's
+/// line and column, not at a line of the joined text.
+pub fn join_sources(files: &[(String, String)]) -> String {
+    let mut text = String::new();
+    for (name, body) in files {
+        text.push_str(SOURCE_MARK);
+        text.push_str(name);
+        text.push('\n');
+        text.push_str(body);
+        if !body.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// `src` cut at its [`SOURCE_MARK`] lines: (file, text) pieces, the text
+/// before the first mark (if any) under `file`.
+fn sources<'a>(file: &str, src: &'a str) -> Vec<(String, &'a str)> {
+    let mut out = Vec::new();
+    let (mut name, mut start, mut at) = (file.to_string(), 0usize, 0usize);
+    for line in src.split_inclusive('\n') {
+        if let Some(next) = line.strip_prefix(SOURCE_MARK) {
+            if at > start {
+                out.push((name, &src[start..at]));
+            }
+            name = next.trim_end().to_string();
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    out.push((name, &src[start..]));
+    out
+}
+
+/// Parses every rule of a file (or of files joined by [`join_sources`]:
+/// one target and distinct rule names across them all).
 pub fn parse_rules(file: &str, src: &str) -> Result<Vec<Rule>, Diagnostics> {
-    let items = parse_sexps(file, src)?;
+    let mut items: Vec<(String, Sexp)> = Vec::new();
+    for (name, text) in sources(file, src) {
+        items.extend(parse_sexps(&name, text)?.into_iter().map(|x| (name.clone(), x)));
+    }
     let mut rules: Vec<Rule> = Vec::new();
     let mut errors = Vec::new();
     // The file's target: the first `(ruleset T)` naming a target, else the
     // first instruction head; every other head must agree.
-    let mut target: Option<(&'static TargetIsa, Span, &'static str)> = None;
-    for item in &items {
+    let mut target: Option<(&'static TargetIsa, Span, &'static str, String)> = None;
+    for (file, item) in &items {
+        let file = file.as_str();
         if let Sexp::List(xs, _) = item
             && let [Sexp::Atom(h, _), Sexp::Atom(t, span), ..] = &xs[..]
             && h == "ruleset"
             && let Some(t) = TargetIsa::by_name(t)
         {
-            match target {
-                None => target = Some((t, *span, "declared")),
-                Some((first, at, _)) if first != t => errors.push(Diagnostic::new(
+            match &target {
+                None => target = Some((t, *span, "declared", file.to_string())),
+                Some((first, at, _, at_file)) if *first != t => errors.push(Diagnostic::new(
                     file,
                     *span,
-                    format!("`(ruleset {})` in a file declared for {} at {}:{}: a rule file has one target", t.name, first.name, at.line, at.col),
+                    format!("`(ruleset {})` in a file declared for {} at {at_file}:{}:{}: a rule file has one target", t.name, first.name, at.line, at.col),
                 )),
                 Some(_) => {}
             }
         }
     }
-    for item in &items {
+    for (file, item) in &items {
+        let file = file.as_str();
         match parse_rule(file, item) {
             Ok(Some((mut r, heads))) => {
                 for (t, span) in heads {
-                    match target {
-                        None => target = Some((t, span, "first used")),
-                        Some((first, at, how)) if first != t => errors.push(Diagnostic::new(
+                    match &target {
+                        None => target = Some((t, span, "first used", file.to_string())),
+                        Some((first, at, how, at_file)) if *first != t => errors.push(Diagnostic::new(
                             file,
                             span,
-                            format!("`({} ...)` in a file whose rules are for {} ({how} at {}:{}): a rule file has one target", t.name, first.name, at.line, at.col),
+                            format!("`({} ...)` in a file whose rules are for {} ({how} at {at_file}:{}:{}): a rule file has one target", t.name, first.name, at.line, at.col),
                         )),
                         Some(_) => {}
                     }
                 }
-                r.target = target.map_or(&X86, |t| t.0);
+                r.target = target.as_ref().map_or(&X86, |t| t.0);
                 if let Some(prev) = rules.iter().find(|p| p.name == r.name) {
-                    errors.push(Diagnostic::new(file, r.span, format!("duplicate rule name {:?} (first at {}:{})", r.name, prev.span.line, prev.span.col)));
+                    let at = if prev.file == r.file { format!("{}:{}", prev.span.line, prev.span.col) } else { format!("{}:{}:{}", prev.file, prev.span.line, prev.span.col) };
+                    errors.push(Diagnostic::new(file, r.span, format!("duplicate rule name {:?} (first at {at})", r.name)));
                 } else {
                     rules.push(r);
                 }
@@ -311,4 +358,26 @@ fn parse_rule(file: &str, item: &Sexp) -> Result<Option<(Rule, Heads)>, Diagnost
     }
     let Some(name) = name else { return p.err(*span, "every rule needs :name \"...\"") };
     Ok(Some((Rule { name, lhs, rhs, bidirectional, conds, span: *span, file: file.to_string(), target: &X86 }, p.heads)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Joined files keep their own names and lines: rules, parse errors
+    /// and cross-file duplicates.
+    #[test]
+    fn joined_sources_report_each_files_own_lines() {
+        let a = "; a\n(rewrite (add (u 8 16) ?a ?b) (x86 _mm_add_epi8 ?a ?b) :name \"add\")\n".to_string();
+        let b = "\n\n(rewrite (sub (u 8 16) ?a ?b) (x86 _mm_sub_epi8 ?a ?b) :name \"sub\")\n".to_string();
+        let rules = parse_rules("a.egg", &join_sources(&[("a.egg".into(), a.clone()), ("b.egg".into(), b)])).unwrap();
+        let at: Vec<(&str, u32)> = rules.iter().map(|r| (r.file.as_str(), r.span.line)).collect();
+        assert_eq!(at, [("a.egg", 2), ("b.egg", 3)]);
+        let dup = "(rewrite (sub (u 8 16) ?a ?b) (x86 _mm_sub_epi8 ?a ?b) :name \"add\")\n".to_string();
+        let err = parse_rules("a.egg", &join_sources(&[("a.egg".into(), a.clone()), ("c.egg".into(), dup)])).unwrap_err().to_string();
+        assert_eq!(err, "c.egg:1:1: error: duplicate rule name \"add\" (first at a.egg:2:1)");
+        let open = "\n(rewrite (sub (u 8 16) ?a ?b)\n".to_string();
+        let err = parse_rules("a.egg", &join_sources(&[("a.egg".into(), a), ("d.egg".into(), open)])).unwrap_err().to_string();
+        assert!(err.starts_with("d.egg:3:1: error: unbalanced `(`: the list opened at 2:1"), "{err}");
+    }
 }

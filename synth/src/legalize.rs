@@ -25,6 +25,12 @@ pub mod narrowing;
 /// Selects, comparisons and negated bitwise operands (searched).
 #[path = "select.rs"]
 pub mod select;
+/// Shifts by a per-lane amount and the rounding shifts' expansions (searched).
+#[path = "shift.rs"]
+pub mod shift;
+/// Reductions to one lane: halves, then one register (searched).
+#[path = "reduce.rs"]
+pub mod reduce;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -39,6 +45,9 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(select::masks(halide, x86));
     out.extend(select::blends(halide, x86));
     out.extend(select::negated(halide, x86));
+    out.extend(shift::variable_shifts(halide, x86));
+    out.extend(shift::amount_expansions(halide));
+    out.extend(reduce::reductions(halide, x86));
     out
 }
 

@@ -471,7 +471,7 @@ fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status
     if let Some(i) = libs.x86.instrs().first()
         && i.target != target
     {
-        return Err(Diagnostics(vec![Diagnostic::new(file, first.span, format!("the rules are for {target}, but the instruction library given holds {} specs", i.target))]));
+        return Err(Diagnostics(vec![Diagnostic::new(&first.file, first.span, format!("the rules are for {target}, but the instruction library given holds {} specs", i.target))]));
     }
     let x86 = |n: &str| -> Result<(), String> {
         match libs.x86.instr(n) {
@@ -506,7 +506,7 @@ fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status
         if let Some(Some((span, msg))) = errs.first()
             && (errs.iter().all(Option::is_some) || !msg.starts_with(IMMEDIATE_OUT_OF_RANGE))
         {
-            errors.push(Diagnostic::new(file, *span, format!("rule {:?}: {msg}", rule.name)));
+            errors.push(Diagnostic::new(&rule.file, *span, format!("rule {:?}: {msg}", rule.name)));
         }
     }
     if errors.is_empty() { Ok(rules) } else { Err(Diagnostics(errors)) }

@@ -163,7 +163,9 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     if !module.buffers.is_empty() {
         return Err(CompileError::unsupported("constant buffers"));
     }
-    let mut g = Globals { avx512: module.target.contains("avx512"), ..Globals::default() };
+    // Halide's 32-bit targets (`hexagon-32-...`): see `Globals::narrow_counters`.
+    let narrow_counters = module.target.split('-').nth(1) == Some("32");
+    let mut g = Globals { avx512: module.target.contains("avx512"), narrow_counters, ..Globals::default() };
     if let Some(o) = &opts.isel {
         // Only instructions the module's target has, unless told otherwise.
         let mut o = o.clone();
@@ -274,6 +276,11 @@ struct Globals {
     tasks: HashMap<String, String>,
     /// The target has AVX-512 (float to unsigned conversions differ).
     avx512: bool,
+    /// A 32-bit target: loops count 0..extent in `int32_t` and add the
+    /// minimum with a wrapping add, the same values as the `int64_t` counter
+    /// 64-bit targets use, without 64-bit register pairs that keep LLVM
+    /// from Hexagon's hardware loops.
+    narrow_counters: bool,
     /// Instruction selection, when asked for.
     isel: Option<Box<isel_emit::State>>,
 }

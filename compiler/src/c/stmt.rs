@@ -46,10 +46,19 @@ impl<'g> Emitter<'g> {
                 self.line(&format!("int32_t {ext} = {e};"));
                 let runs = const_int(extent).is_some_and(|n| n > 0);
                 let hoisted = self.hoist_invariant_loads(name, body, &ext, runs)?;
-                self.line(&format!("for (int64_t {i} = {lo}; {i} < (int64_t){lo} + {ext}; {i}++) {{"));
+                let narrow = self.g.narrow_counters;
+                if narrow {
+                    self.line(&format!("for (int32_t {i} = 0; {i} < {ext}; {i}++) {{"));
+                } else {
+                    self.line(&format!("for (int64_t {i} = {lo}; {i} < (int64_t){lo} + {ext}; {i}++) {{"));
+                }
                 self.indent += 1;
                 let v = self.fresh_var(name);
-                self.line(&format!("int32_t {v} = (int32_t){i};"));
+                if narrow {
+                    self.line(&format!("int32_t {v} = (int32_t)((uint32_t){lo} + (uint32_t){i});"));
+                } else {
+                    self.line(&format!("int32_t {v} = (int32_t){i};"));
+                }
                 let n = self.scope.len();
                 self.bind(name.clone(), v, Type::I32);
                 self.stmt(body)?;

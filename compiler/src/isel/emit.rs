@@ -698,6 +698,10 @@ impl Emitter<'_> {
                             if let Some((buf, base)) = dense_load(&le) {
                                 let (p, base) = (self.host(buf)?, self.hoist_addr(base)?);
                                 let ct = ctype(le.ty.element())?;
+                                if self.sub_register(piece) {
+                                    // Only the piece's own bytes are read.
+                                    return self.copy_arr(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), sen(g[0], e, n));
+                                }
                                 return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), piece);
                             }
                             break;
@@ -710,8 +714,12 @@ impl Emitter<'_> {
                     }
                 }
                 let v = self.node_val(kids[0], memo)?;
+                if self.sub_register(piece) {
+                    return self.sub_piece(v, start, sen(g[0], e, n));
+                }
                 self.piece_of(v, start, piece)
             }
+            ("concat", &[s, e, n, m]) if n == m && self.sub_register((n * e) as u32) => self.concat_sub(sen(s, e, n), kids, memo),
             ("concat", _) => {
                 let mut regs = Vec::new();
                 let mut width = None;
@@ -737,6 +745,93 @@ impl Emitter<'_> {
             }
             _ => Err(CompileError::new(format!("internal: `{name}` is not glue"))),
         }
+    }
+
+    /// Whether a value of `bits` is narrower than a register and has no
+    /// register class of its own (HVX's 512 bits): then it is a lane array,
+    /// and the glue around it ([`crate::isel::extract::Glue::Mem`]) copies
+    /// bytes. Never on x86 or NEON, whose halves are registers.
+    fn sub_register(&mut self, bits: u32) -> bool {
+        bits < self.isel().target.register_bits as u32 && self.reg_type(bits).is_err()
+    }
+
+    /// A lane array of type `t` copied from the address `at` (a C
+    /// expression of a byte pointer): exactly its bytes are read.
+    fn copy_arr(&mut self, at: &str, t: Type) -> R<Val> {
+        let (ct, n, align) = (ctype(t.element())?, t.lanes, self.isel().target.register_bits / 8);
+        let out = self.fresh("v");
+        self.line(&format!("{ct} {out}[{n}] __attribute__((aligned({align}))); memcpy({out}, {at}, sizeof {out});"));
+        Ok(Val::Arr(out, t))
+    }
+
+    /// The byte address of node `k` if it is a dense load leaf (not a `let`).
+    fn dense_leaf_at(&mut self, k: usize) -> R<Option<String>> {
+        if self.let_val(k).is_some() {
+            return Ok(None);
+        }
+        let Op::Leaf { text, .. } = self.dag_node(k)?.op else { return Ok(None) };
+        let le = self.leaf_expr(&text)?;
+        let Some((buf, base)) = dense_load(&le) else { return Ok(None) };
+        let (p, base) = (self.host(buf)?, self.hoist_addr(base)?);
+        let ct = ctype(le.ty.element())?;
+        Ok(Some(format!("(const char *)((const {ct} *){p} + (int64_t)({base}))")))
+    }
+
+    /// A sub-register slice (type `t`, from bit `start`) of `v`: registers
+    /// are stored to an aligned temporary first; the piece is a lane array.
+    fn sub_piece(&mut self, v: Val, start: u32, t: Type) -> R<Val> {
+        let (rs, w) = match v {
+            Val::Arr(a, _) => return self.copy_arr(&format!("(const char *){a} + {}", start / 8), t),
+            Val::Const(b, value) => return Ok(Val::Const(b, value)),
+            Val::Reg(r, w) => (vec![r], w),
+            Val::Regs(rs, w) => (rs, w),
+            other => return Err(CompileError::unsupported(format!("a slice of {other:?}"))),
+        };
+        let (ct, align) = (ctype(t.element())?, self.isel().target.register_bits / 8);
+        let spill = self.fresh("spill");
+        self.line(&format!("{ct} {spill}[{}] __attribute__((aligned({align})));", rs.len() as u32 * w / t.bits as u32));
+        for (k, r) in rs.iter().enumerate() {
+            self.store_reg(w, &format!("((char *){spill} + {})", k as u32 * w / 8), r)?;
+        }
+        if start == 0 {
+            return Ok(Val::Arr(spill, t));
+        }
+        self.copy_arr(&format!("(const char *){spill} + {}", start / 8), t)
+    }
+
+    /// A concat of two sub-register halves of type `half`: their bytes in
+    /// an aligned temporary (a dense load's copied straight from its
+    /// buffer, reading only its own bytes), loaded if it fills a register.
+    fn concat_sub(&mut self, half: Type, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        let whole = half.with_lanes(half.lanes * 2);
+        let (ct, align, bytes) = (ctype(whole.element())?, self.isel().target.register_bits / 8, half.total_bits() / 8);
+        let mut srcs: Vec<String> = Vec::new();
+        for (i, &k) in kids.iter().enumerate() {
+            if i > 0 && k == kids[0] {
+                // concat(a, a), as pad rules make it: one source.
+                srcs.push(srcs[0].clone());
+                continue;
+            }
+            let src = match self.dense_leaf_at(k)? {
+                Some(at) => at,
+                None => {
+                    let v = self.node_val(k, memo)?;
+                    self.as_lane_array(v, half)?
+                }
+            };
+            srcs.push(src);
+        }
+        let tmp = self.fresh("cat");
+        self.line(&format!("{ct} {tmp}[{}] __attribute__((aligned({align})));", whole.lanes));
+        for (k, src) in srcs.iter().enumerate() {
+            self.line(&format!("memcpy((char *){tmp} + {}, {src}, {bytes});", k as u64 * bytes));
+        }
+        let bits = whole.total_bits() as u32;
+        if self.reg_type(bits).is_ok() {
+            let r = self.load_reg(bits, &tmp)?;
+            return Ok(Val::Reg(r, bits));
+        }
+        Ok(Val::Arr(tmp, whole))
     }
 
     /// `bits` bits from the address `at` (a C expression of a byte

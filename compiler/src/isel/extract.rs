@@ -39,6 +39,8 @@ pub struct GNode {
     /// Legalization glue ([`Graph::mark_glue`]): a slice or concat that
     /// only regroups whole registers, so it costs no instruction.
     pub glue: bool,
+    /// Glue through memory ([`Glue::Mem`]): costs [`MEM_GLUE_COST`].
+    pub mem: bool,
 }
 
 /// An e-graph as plain data: nodes, each in one class, children as classes.
@@ -61,7 +63,7 @@ impl Graph {
     }
 
     pub fn add_node(&mut self, op: Op, class: usize, kids: Vec<usize>) -> usize {
-        self.nodes.push(GNode { op, class, kids, glue: false });
+        self.nodes.push(GNode { op, class, kids, glue: false, mem: false });
         self.nodes.len() - 1
     }
 
@@ -113,8 +115,10 @@ impl Graph {
     /// Marks legalization glue (see [`glue_shape`]) for registers of
     /// `register_bits`: a slice of half a register is free only out of a
     /// leaf (a load or a lane array, read at an offset); out of a register
-    /// it takes an instruction, which a proved rule must supply.
-    pub fn mark_glue(&mut self, register_bits: i64) {
+    /// it takes an instruction, which a proved rule must supply. With
+    /// `sub_register` (HVX), slices and concats of values narrower than a
+    /// register are glue through memory too ([`sub_register_glue`]).
+    pub fn mark_glue(&mut self, register_bits: i64, sub_register: bool) {
         // A class is leafy if it holds a leaf, or a slice of a leafy class
         // (a half of a half of a load is still read straight from memory).
         let mut leafy = vec![false; self.classes];
@@ -137,8 +141,11 @@ impl Graph {
             n.glue = match glue_shape(&n.op, register_bits) {
                 Some(Glue::Free) => true,
                 Some(Glue::FromLeaf) => leafy[n.kids[0]],
-                None => false,
+                Some(Glue::Mem) | None => false,
             };
+            if !n.glue && sub_register && sub_register_glue(&n.op, register_bits) == Some(Glue::Mem) {
+                (n.glue, n.mem) = (true, true);
+            }
         }
     }
 
@@ -168,6 +175,26 @@ pub enum Glue {
     Free,
     /// A 128-bit piece: free out of a leaf, else an instruction.
     FromLeaf,
+    /// Values narrower than a register (HVX's u8x64): a slice is a copy of
+    /// bytes (a register stored first), a concat of two is built in an
+    /// aligned temporary (and loaded when it fills a register).
+    Mem,
+}
+
+/// The cost of glue through memory: about an instruction, so that a chain
+/// of padded ops keeps its registers ([`Glue::Mem`]) where rules allow.
+pub const MEM_GLUE_COST: f64 = 1.0;
+
+/// HVX: whether `op` is a slice whose piece, or a concat whose two equal
+/// halves, are narrower than a register of `register_bits` (whole bytes,
+/// at most a pair): the glue that pad rules (`hvx.pad-*`) leave.
+pub fn sub_register_glue(op: &Op, register_bits: i64) -> Option<Glue> {
+    let Op::Halide { name, generics: g } = op else { return None };
+    match (name.as_str(), &g[..]) {
+        ("slice", &[_, e, n, m, b, 1]) if e >= 8 && e % 8 == 0 && b >= 0 && b + n <= m && n * e < register_bits && m * e <= 2 * register_bits => Some(Glue::Mem),
+        ("concat", &[_, e, n, m]) if e >= 8 && e % 8 == 0 && n == m && n * e < register_bits => Some(Glue::Mem),
+        _ => None,
+    }
 }
 
 /// Whether `op` is a slice or concat on the boundaries of registers of
@@ -261,9 +288,16 @@ impl CostModel {
         self.table.get(name).copied().unwrap_or((1.0, CostSource::Default))
     }
 
-    /// A node's cost: glue is free, a Halide op is a naive fallback.
+    /// A node's cost: glue is free (through memory, [`MEM_GLUE_COST`]), a
+    /// Halide op is a naive fallback.
     pub fn gnode(&self, n: &GNode) -> f64 {
-        if n.glue { 0.0 } else { self.node(&n.op) }
+        if n.mem {
+            MEM_GLUE_COST
+        } else if n.glue {
+            0.0
+        } else {
+            self.node(&n.op)
+        }
     }
 
     pub fn node(&self, op: &Op) -> f64 {
@@ -502,4 +536,38 @@ pub fn exact_dag(g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64, start
         out[g.nodes[n].class] = Some(n);
     }
     Some(Extraction { choice: out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn halide(name: &str, generics: &[i64]) -> Op {
+        Op::Halide { name: name.into(), generics: generics.to_vec() }
+    }
+
+    #[test]
+    fn sub_register_glue_is_hvx_only() {
+        // u8x64 halves of an HVX register, and the low u8x64 of one.
+        let cat = halide("concat", &[0, 8, 64, 64]);
+        let lo = halide("slice", &[0, 8, 64, 128, 0, 1]);
+        assert_eq!(sub_register_glue(&cat, 1024), Some(Glue::Mem));
+        assert_eq!(sub_register_glue(&lo, 1024), Some(Glue::Mem));
+        // Whole registers are the free kind; strided slices and bools are not glue.
+        assert_eq!(sub_register_glue(&halide("concat", &[0, 8, 128, 128]), 1024), None);
+        assert_eq!(sub_register_glue(&halide("slice", &[0, 8, 64, 128, 0, 2]), 1024), None);
+        assert_eq!(sub_register_glue(&halide("concat", &[0, 1, 64, 64]), 1024), None);
+        let mut g = Graph::new();
+        let (c0, c1, c2) = (g.add_class(), g.add_class(), g.add_class());
+        g.add_node(Op::Instr { name: "Q6_Vub_vmax_VubVub".into() }, c0, vec![]);
+        g.add_node(lo.clone(), c1, vec![c0]);
+        g.add_node(cat.clone(), c2, vec![c1, c1]);
+        let mut x86 = g.clone();
+        x86.mark_glue(1024, false);
+        assert!(x86.nodes.iter().all(|n| !n.glue && !n.mem), "without sub_register nothing changes");
+        g.mark_glue(1024, true);
+        assert!(g.nodes[1].glue && g.nodes[1].mem && g.nodes[2].glue && g.nodes[2].mem);
+        let costs = CostModel { table: HashMap::new(), naive: 50.0, measured_table: false };
+        assert_eq!(costs.gnode(&g.nodes[2]), MEM_GLUE_COST);
+    }
 }

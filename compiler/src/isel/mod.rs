@@ -404,7 +404,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
 
     let t = Instant::now();
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
-    graph.mark_glue(target.register_bits);
+    graph.mark_glue(target.register_bits, target.isa == "hvx");
     let classes = encode::canonical_classes(&egraph, &dag);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     // A scalar Halide op is one C expression, like the Stmt's other scalar

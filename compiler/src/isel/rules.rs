@@ -341,25 +341,32 @@ impl RuleBook {
                 chosen.push(c.clone());
             }
         }
+        // Settle the verdicts not settled yet, in parallel: each needs both
+        // sides' semantics unrolled for its proof key (milliseconds each),
+        // and a proof when no cache holds it.
+        let pending: Vec<&Candidate> = {
+            let settled = self.settled.lock().expect("verdicts");
+            chosen.iter().filter(|c| !settled.contains_key(&c.name)).collect()
+        };
         let mut cache: Option<Mutex<VerdictCache>> = None;
+        if !pending.is_empty() {
+            let cache = cache.insert(Mutex::new(match verdicts {
+                Verdicts::Cache(p) => VerdictCache::load(p),
+                Verdicts::NoCache => VerdictCache::default(),
+            }));
+            use rayon::prelude::*;
+            let settled: Vec<(String, (Verdict, String, bool))> = pending
+                .par_iter()
+                .map(|c| {
+                    let r = run_job(&libs, &Job { rule: &self.rules[c.rule], env: Some(c.assign.clone()) }, &cfg, cache);
+                    (c.name.clone(), (r.verdict, r.counterexample, r.cached))
+                })
+                .collect();
+            self.settled.lock().expect("verdicts").extend(settled);
+        }
         for c in chosen {
             let rule = &self.rules[c.rule];
-            let known = self.settled.lock().expect("verdicts").get(&c.name).cloned();
-            let (verdict, why, cached) = match known {
-                Some(v) => v,
-                None => {
-                    let cache = cache.get_or_insert_with(|| {
-                        Mutex::new(match verdicts {
-                            Verdicts::Cache(p) => VerdictCache::load(p),
-                            Verdicts::NoCache => VerdictCache::default(),
-                        })
-                    });
-                    let r = run_job(&libs, &Job { rule, env: Some(c.assign.clone()) }, &cfg, cache);
-                    let v = (r.verdict, r.counterexample, r.cached);
-                    self.settled.lock().expect("verdicts").insert(c.name.clone(), v.clone());
-                    v
-                }
-            };
+            let (verdict, why, cached) = self.settled.lock().expect("verdicts").get(&c.name).cloned().ok_or_else(|| format!("internal: no verdict for {}", c.name))?;
             if verdict != Verdict::Proved {
                 let reason = format!("{}: {why}", verdict.label());
                 if !allow_unproved {
