@@ -19,6 +19,12 @@ pub mod expand;
 /// Register halves (slices and the join), searched per immediate.
 #[path = "movement.rs"]
 pub mod movement;
+/// 256-bit narrowings and 32 -> 8 bit narrowings (searched).
+#[path = "narrowing.rs"]
+pub mod narrowing;
+/// Selects, comparisons and negated bitwise operands (searched).
+#[path = "select.rs"]
+pub mod select;
 /// Shifts by a per-lane amount and the rounding shifts' expansions (searched).
 #[path = "shift.rs"]
 pub mod shift;
@@ -35,6 +41,13 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let mut out = splits(halide);
     out.extend(movement::halves(halide, x86));
     out.extend(movement::selects(halide, x86));
+    out.extend(narrowing::packs(halide, x86));
+    out.extend(narrowing::shifted_packs(halide, x86));
+    out.extend(narrowing::two_steps(halide));
+    out.extend(select::identities(halide));
+    out.extend(select::masks(halide, x86));
+    out.extend(select::blends(halide, x86));
+    out.extend(select::negated(halide, x86));
     out.extend(shift::variable_shifts(halide, x86));
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
