@@ -128,7 +128,7 @@ fn generics_at(names: &[String], s: i128, e: i128, n: i128, s2: i128) -> Option<
 
 /// The same-type binary ops: generics `<S, E, N>` or `<S, E, N, S2>`,
 /// two operands and a result of `N*E` bits, lane-local.
-fn uniform_ops(halide: &SpecLibrary) -> Vec<(String, bool)> {
+pub(super) fn uniform_ops(halide: &SpecLibrary) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     for op in halide.generic_names() {
         let Some(g) = halide.generic(op) else { continue };

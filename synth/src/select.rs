@@ -28,27 +28,9 @@ use super::narrowing::{Ins, inputs, instructions, splat};
 use misaal_isa::{BitVec, SpecLibrary};
 
 /// The same-type binary Halide ops (`<S, E, N>`, two operands and the
-/// result of `N*E` bits).
+/// result of `N*E` bits), by name.
 fn same_type_ops(halide: &SpecLibrary) -> Vec<String> {
-    let mut out: Vec<String> = halide
-        .generic_names()
-        .into_iter()
-        .filter(|op| {
-            let Some(g) = halide.generic(op) else {
-                return false;
-            };
-            if g.generics.len() != 3 || g.generics[0] != "S" {
-                return false;
-            }
-            let Ok(i) = halide.instantiate_signature(op, &[0, 8, 4]) else {
-                return false;
-            };
-            i.params.len() == 2
-                && i.params.iter().all(|p| p.ty.width() == 32)
-                && i.ret.width() == 32
-        })
-        .map(|s| s.to_string())
-        .collect();
+    let mut out: Vec<String> = super::expand::uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     out.sort();
     out
 }

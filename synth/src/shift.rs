@@ -183,18 +183,8 @@ impl Tm {
 /// S2>` (shift-like), two operands and a result of one width.
 pub(super) fn same_type_ops(halide: &SpecLibrary) -> (Vec<String>, Vec<String>) {
     let (mut bin, mut shifts) = (Vec::new(), Vec::new());
-    for op in halide.generic_names() {
-        let Some(g) = halide.generic(op) else { continue };
-        let names: Vec<&str> = g.generics.iter().map(|s| s.as_str()).collect();
-        let s2 = match names.as_slice() {
-            ["S", "E", "N"] => false,
-            ["S", "E", "N", "S2"] => true,
-            _ => continue,
-        };
-        let Ok(i) = halide.instantiate_signature(op, &if s2 { vec![0, 16, 8, 0] } else { vec![0, 16, 8] }) else { continue };
-        if i.params.len() == 2 && i.params.iter().all(|p| p.ty.width() == 128) && i.ret.width() == 128 {
-            if s2 { shifts.push(op.to_string()) } else { bin.push(op.to_string()) }
-        }
+    for (op, s2) in super::expand::uniform_ops(halide) {
+        if s2 { shifts.push(op) } else { bin.push(op) }
     }
     let plain = ["add", "sub", "or", "and", "xor"];
     bin.sort_by_key(|op| (plain.iter().position(|p| p == op).unwrap_or(plain.len()), op.clone()));
