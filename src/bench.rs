@@ -89,19 +89,13 @@ fn own_peak_rss_kb() -> Option<u64> {
 }
 
 /// `--rules`: one file is read by the compiler as the default ruleset is;
-/// several are joined into one text by `join_sources` (each error still
+/// several are joined into one text by `read_sources` (each error still
 /// at its own file's line), their rule names distinct.
 pub fn rule_files(paths: &[PathBuf]) -> Result<Option<(PathBuf, Option<String>)>, String> {
     match paths {
         [] => Ok(None),
         [one] => Ok(Some((one.clone(), None))),
-        [first, ..] => {
-            let mut files = Vec::new();
-            for p in paths {
-                files.push((p.display().to_string(), std::fs::read_to_string(p).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?));
-            }
-            Ok(Some((first.clone(), Some(misaal_rulesets::join_sources(&files)))))
-        }
+        [first, ..] => Ok(Some((first.clone(), Some(misaal_rulesets::read_sources(paths)?)))),
     }
 }
 

@@ -201,6 +201,16 @@ pub fn join_sources(files: &[(String, String)]) -> String {
     text
 }
 
+/// The rule files at `paths`, read and joined by [`join_sources`] under
+/// their displayed paths.
+pub fn read_sources(paths: &[std::path::PathBuf]) -> Result<String, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        files.push((p.display().to_string(), std::fs::read_to_string(p).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?));
+    }
+    Ok(join_sources(&files))
+}
+
 /// `src` cut at its [`SOURCE_MARK`] lines: (file, text) pieces, the text
 /// before the first mark (if any) under `file`.
 fn sources<'a>(file: &str, src: &'a str) -> Vec<(String, &'a str)> {

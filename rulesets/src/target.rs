@@ -47,15 +47,11 @@ impl TargetIsa {
     pub fn default_rulesets(&self) -> Vec<PathBuf> {
         self.rule_files.iter().map(|f| crate::bundled_ruleset(f)).collect()
     }
-    /// The default rule files' texts, joined by [`crate::join_sources`] (so
+    /// The default rule files' texts, joined by [`crate::read_sources`] (so
     /// an error is reported at its own file's line; a `(ruleset <name>)`
     /// line may open each, declaring it again is allowed).
     pub fn default_rules_text(&self) -> Result<String, String> {
-        let mut files = Vec::new();
-        for p in self.default_rulesets() {
-            files.push((p.display().to_string(), std::fs::read_to_string(&p).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?));
-        }
-        Ok(crate::join_sources(&files))
+        crate::read_sources(&self.default_rulesets())
     }
     /// `rulesets/<name>.verdicts.tsv`: the shipped proofs of the bundled rules.
     pub fn shipped_verdicts(&self) -> PathBuf {

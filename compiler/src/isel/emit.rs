@@ -688,24 +688,16 @@ impl Emitter<'_> {
                 // Down a chain of glue slices to a dense load: load the piece.
                 let (mut at, mut offset) = (kids[0], start);
                 loop {
-                    let kid = self.dag_node(at)?;
+                    if let Some(addr) = self.dense_leaf_at(at)? {
+                        let from = format!("{addr} + {}", offset / 8);
+                        // A sub-register piece reads only its own bytes.
+                        return if self.sub_register(piece) { self.copy_arr(&from, sen(g[0], e, n)) } else { self.load_pieces(&from, piece) };
+                    }
                     if self.let_val(at).is_some() {
                         break;
                     }
+                    let kid = self.dag_node(at)?;
                     match &kid.op {
-                        Op::Leaf { text, .. } => {
-                            let le = self.leaf_expr(text)?;
-                            if let Some((buf, base)) = dense_load(&le) {
-                                let (p, base) = (self.host(buf)?, self.hoist_addr(base)?);
-                                let ct = ctype(le.ty.element())?;
-                                if self.sub_register(piece) {
-                                    // Only the piece's own bytes are read.
-                                    return self.copy_arr(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), sen(g[0], e, n));
-                                }
-                                return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({base})) + {}", offset / 8), piece);
-                            }
-                            break;
-                        }
                         Op::Halide { name, generics } if name == "slice" && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
                             offset += (generics[1] * generics[4]) as u32;
                             at = kid.kids[0];
