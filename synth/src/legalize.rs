@@ -34,6 +34,10 @@ pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
 #[path = "halving.rs"]
 pub mod halving;
+/// Full reductions of widening ops regrouped through a pairwise
+/// instruction (searched).
+#[path = "regroup.rs"]
+pub mod regroup;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -52,6 +56,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
+    out.extend(regroup::regroupings(halide, x86));
     out
 }
 
