@@ -181,7 +181,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
         let lhs = format!("({op} {} {})", generics("(* 2 ?n)"), vars.join(" "));
         let out_sign = if out_e == "1" { "0" } else { "?sign" };
         let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true), half(false));
-        let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), vec![4, 8, 16, 32, 64, 128])];
+        let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), vec![2, 4, 8, 16, 32, 64, 128])];
         let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), "(<= (* ?n ?bw) 2048)".to_string()];
         if has("S2") {
             free.push(("s2".into(), vec![0, 1]));
@@ -221,7 +221,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
             lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} 1 (concat (t ?sign2 ?bw ?n) ?n ?x0 ?x1))"),
             rhs: pick.into(),
             conds: vec!["(<= (* ?n ?bw) 2048)".into()],
-            free: vec![("sign".into(), vec![0, 1]), ("sign2".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![4, 8, 16, 32, 64, 128])],
+            free: vec![("sign".into(), vec![0, 1]), ("sign2".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![2, 4, 8, 16, 32, 64, 128])],
             provenance: "phase legalize; swizzle identity: the slice's lanes are exactly one concat operand's (bits only: the two types' signs may differ)".into(),
         });
     }

@@ -18,6 +18,7 @@
 //! fails because a rule is missing: an expression no rule covers is
 //! extracted as naive Halide ops and counted.
 
+pub mod chain;
 pub mod encode;
 pub mod extract;
 pub mod dialect;

@@ -1,0 +1,75 @@
+//! Whether a ruleset derives one rule side from the other by chaining its
+//! rules, as the selector would: both sides go into one e-graph (each
+//! variable an opaque leaf), the ruleset's proved instances that their
+//! Halide ops reach are loaded, the e-graph is saturated within limits,
+//! and the two sides must end in one e-class. Rediscovery uses it for hand
+//! rules that no single synthesized rule matches but several in a row do
+//! (a concat/slice identity is a split rule followed by the half-of-a-
+//! concatenation identity).
+//!
+//! Equality in the e-graph is exact, never approximate: each step is a
+//! proved rule instance, so a `true` is a derivation. A `false` says only
+//! that none was found within the limits.
+
+use super::RULESET;
+use super::encode::{CONST, LEAF, SORT, declarations, halide_ctor, instr_ctor};
+use super::rules::{Pat, RuleBook, Verdicts, program};
+use super::schedule::{Limits, StopReason, run};
+use super::Target;
+use std::collections::BTreeSet;
+
+/// The side as an egglog term, each variable a `Leaf` named after it.
+fn term(p: &Pat) -> String {
+    match p {
+        Pat::Var(v) => format!("({LEAF} {v:?} 0)"),
+        Pat::Const { bits, value } => format!("({CONST} {bits} {value})"),
+        Pat::Halide { name, generics, kids } => {
+            let mut parts = vec![halide_ctor(name)];
+            parts.extend(generics.iter().map(|g| g.to_string()));
+            parts.extend(kids.iter().map(term));
+            format!("({})", parts.join(" "))
+        }
+        Pat::Instr { name, kids } => {
+            let mut parts = vec![instr_ctor(name)];
+            parts.extend(kids.iter().map(term));
+            format!("({})", parts.join(" "))
+        }
+    }
+}
+
+/// What a chaining attempt found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain {
+    pub derived: bool,
+    /// Rule instances loaded for the two sides' ops.
+    pub instances: usize,
+    pub stop: StopReason,
+}
+
+/// Whether `book`'s proved instances rewrite `lhs` into `rhs` (or both
+/// into one term) within `limits`.
+pub fn derives(target: &Target, book: &RuleBook, lhs: &Pat, rhs: &Pat, verdicts: Verdicts, limits: &Limits) -> Result<Chain, String> {
+    let mut heads = lhs.halide_heads();
+    heads.extend(rhs.halide_heads());
+    heads.sort();
+    heads.dedup();
+    let loaded = book.load(&target.rule_env(), &heads, verdicts, false, None)?;
+    let mut egraph = egglog::EGraph::default();
+    egraph.set_num_threads(1);
+    egraph.parse_and_run_program(None, &declarations(&target.halide)).map_err(|e| format!("egglog declarations: {e}"))?;
+    egraph.parse_and_run_program(None, &program(&loaded, &target.instrs, &|_| 1.0, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    // Instructions the sides name that no loaded rule produces.
+    let declared = loaded.instructions();
+    let mut extra: BTreeSet<String> = lhs.instructions().into_iter().collect();
+    extra.extend(rhs.instructions());
+    let mut decls = String::new();
+    for name in extra.difference(&declared) {
+        let i = target.instrs.instr(name).ok_or_else(|| format!("no spec `{name}`"))?;
+        decls.push_str(&format!("(constructor {} ({}) {SORT} :cost 1)\n", instr_ctor(name), vec![SORT; i.params.len()].join(" ")));
+    }
+    decls.push_str(&format!("(let chain_lhs {})\n(let chain_rhs {})\n", term(lhs), term(rhs)));
+    egraph.parse_and_run_program(None, &decls).map_err(|e| format!("egglog sides: {e}"))?;
+    let report = run(&mut egraph, "chain", RULESET, limits);
+    let derived = egraph.parse_and_run_program(None, "(check (= chain_lhs chain_rhs))").is_ok();
+    Ok(Chain { derived, instances: loaded.instances.len(), stop: report.stop })
+}
