@@ -73,3 +73,36 @@ pub fn derives(target: &Target, book: &RuleBook, lhs: &Pat, rhs: &Pat, verdicts:
     let derived = egraph.parse_and_run_program(None, "(check (= chain_lhs chain_rhs))").is_ok();
     Ok(Chain { derived, instances: loaded.instances.len(), stop: report.stop })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(v: &str) -> Pat {
+        Pat::Var(v.into())
+    }
+    fn op(name: &str, generics: &[i64], kids: Vec<Pat>) -> Pat {
+        Pat::Halide { name: name.into(), generics: generics.to_vec(), kids }
+    }
+
+    /// A split of a 256-bit u32 add into halves and the half-of-a-concat
+    /// identities: together they derive add(concat, concat) = concat(adds),
+    /// and nothing derives the commuted add.
+    #[test]
+    fn a_split_and_the_concat_identities_chain_and_commutation_does_not() {
+        let target = Target::x86().unwrap();
+        let rules = "(rewrite (add (u 32 8) ?a ?b) (concat (u 32 4) 4 (add (u 32 4) (slice (u 32 4) 8 0 1 ?a) (slice (u 32 4) 8 0 1 ?b)) (add (u 32 4) (slice (u 32 4) 8 4 1 ?a) (slice (u 32 4) 8 4 1 ?b))) :name \"split\" :ruleset x86)\n\
+                     (rewrite (slice (u 32 4) 8 0 1 (concat (u 32 4) 4 ?x ?y)) ?x :name \"lo\" :ruleset x86)\n\
+                     (rewrite (slice (u 32 4) 8 4 1 (concat (u 32 4) 4 ?x ?y)) ?y :name \"hi\" :ruleset x86)\n";
+        let book = RuleBook::new(&target.rule_env(), "chain-test.egg", rules).unwrap();
+        let cat = |x: &str, y: &str| op("concat", &[0, 32, 4, 4], vec![var(x), var(y)]);
+        let lhs = op("add", &[0, 32, 8], vec![cat("a", "b"), cat("c", "d")]);
+        let rhs = op("concat", &[0, 32, 4, 4], vec![op("add", &[0, 32, 4], vec![var("a"), var("c")]), op("add", &[0, 32, 4], vec![var("b"), var("d")])]);
+        let limits = Limits::default();
+        let got = derives(&target, &book, &lhs, &rhs, Verdicts::NoCache, &limits).unwrap();
+        assert!(got.derived, "{got:?}");
+        assert_eq!(got.instances, 3);
+        let swapped = op("add", &[0, 32, 8], vec![cat("c", "d"), cat("a", "b")]);
+        assert!(!derives(&target, &book, &lhs, &swapped, Verdicts::NoCache, &limits).unwrap().derived);
+    }
+}
