@@ -622,6 +622,9 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
     );
     println!("instances: {} tried, {} proved and written, {} refuted, {} unknown (never written)", out.candidates, out.instances, out.refuted, out.unknown);
     println!("legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried", out.split_rules, out.split_instances, out.split_tried);
+    if !out.loop_dropped.is_empty() {
+        println!("left out as rewrite loops ({} proved Halide-level instances): {}", out.loop_dropped.len(), out.loop_dropped.join(", "));
+    }
     if !out.uncovered.is_empty() {
         println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
     }
@@ -633,7 +636,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         wall,
         out.rules,
         format!(
-            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={}",
+            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={};loop_dropped={}",
             out.concrete,
             out.templates,
             out.instances,
@@ -642,7 +645,8 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
             out.unknown,
             out.uncovered.len(),
             out.split_rules,
-            out.split_instances
+            out.split_instances,
+            out.loop_dropped.len()
         ),
     )?;
     Ok(PhaseOut {

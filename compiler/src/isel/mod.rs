@@ -330,6 +330,13 @@ impl Selection {
             s.push_str(&format!("  scalar C {op} x{n}\n"));
         }
         s.push_str(&format!("DAG cost {:.2} (as trees {:.2}, {} extraction); {} fallback op(s)\n", self.dag_cost, self.tree_cost, self.extractor, self.fallback_count()));
+        s.push_str(&format!(
+            "times: encode {:.1} ms, rules {:.1} ms, saturate {:.1} ms, extract {:.1} ms\n",
+            self.encode_secs * 1e3,
+            self.rules_secs * 1e3,
+            self.saturate_secs * 1e3,
+            self.extract_secs * 1e3
+        ));
         if self.chosen.iter().any(|c| c.cost_source != CostSource::Measured) {
             s.push_str("costs: spec cost lines (approximate) where the ISA's isa/costs/ table has no measured row\n");
         }

@@ -14,6 +14,7 @@
 //!    rule has no instance that was not proved.
 
 pub mod fit;
+pub mod loops;
 pub mod run;
 
 use crate::target::{NameStyle, SynthTarget};

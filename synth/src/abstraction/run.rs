@@ -8,6 +8,8 @@ use crate::target::SynthTarget;
 use misaal_isa::SpecLibrary;
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, Verdict, VerdictCache, load_rules, plan, run_job};
 use rayon::prelude::*;
+use super::loops::Ground;
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// What the phase produced.
@@ -34,6 +36,9 @@ pub struct Outcome {
     pub split_rules: usize,
     pub split_instances: usize,
     pub split_tried: usize,
+    /// Proved Halide-level instances left out because, with the others,
+    /// they rewrite in a loop (`super::loops`).
+    pub loop_dropped: Vec<String>,
 }
 
 /// `header`: comment lines for the top of the file (generator, command).
@@ -101,7 +106,11 @@ pub fn run_for(
         }
     }
     if with_legalize && target.names == crate::target::NameStyle::X86 {
-        body.push_str(&legalize(halide, &libs, cfg, cache, &mut out)?);
+        // The left sides the instruction rules above lower: an expansion
+        // of one of those is the first to go when expansions loop.
+        let lowered: HashSet<Ground> =
+            jobs.iter().zip(&verdicts).filter(|(_, v)| **v == Verdict::Proved).filter_map(|((k, e), _)| super::loops::sides(&rules[*k], e)).filter(|(_, r)| r.has_instr()).map(|(l, _)| l).collect();
+        body.push_str(&legalize(halide, &libs, cfg, cache, lowered, &mut out)?);
     }
     out.text = format!("{header}{}\n(ruleset {})\n\n{body}", counts_line(target, &out), target.name());
     audit_as(&format!("{}.egg", target.output), &out.text, &libs, cfg, cache)?;
@@ -151,14 +160,14 @@ fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
     }
     format!(
         "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown); MISAAL: 5,806 concrete x86 rules into 329 abstract.\n\
-         ; Legalize: {} split rules ({} proved instances of {} tried).",
-        o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown, o.split_rules, o.split_instances, o.split_tried
+         ; Legalize: {} split rules ({} proved instances of {} tried; {} proved Halide-level instances left out as rewrite loops).",
+        o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown, o.split_rules, o.split_instances, o.split_tried, o.loop_dropped.len()
     )
 }
 
 /// The split rules of lane-local Halide ops (`crate::legalize`), each
 /// written with exactly its proved instances.
-fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, out: &mut Outcome) -> Result<String, String> {
+fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, mut lowered: HashSet<Ground>, out: &mut Outcome) -> Result<String, String> {
     let splits = crate::legalize::splits_for(halide, libs.x86);
     let mut rules = Vec::new();
     for s in &splits {
@@ -172,8 +181,19 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         .enumerate()
         .flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e)))
         .collect();
-    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
+    let mut verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
     out.split_tried = jobs.len();
+    // Proved instances that loop with others are not written.
+    let grounds: Vec<Option<(Ground, Ground)>> = jobs.iter().zip(&verdicts).map(|((k, e), v)| if *v == Verdict::Proved { super::loops::sides(&rules[*k], e) } else { None }).collect();
+    lowered.extend(grounds.iter().flatten().filter(|(_, r)| r.has_instr()).map(|(l, _)| l.clone()));
+    let halide_level: Vec<usize> = (0..jobs.len()).filter(|&i| grounds[i].as_ref().is_some_and(|(_, r)| !r.has_instr())).collect();
+    let rewrites: Vec<(Ground, Ground)> = halide_level.iter().map(|&i| grounds[i].clone().expect("proved")).collect();
+    for d in super::loops::breakers(&rewrites, &lowered) {
+        let i = halide_level[d];
+        out.loop_dropped.push(format!("{}[{}]", splits[jobs[i].0].name, misaal_rulesets::describe_env(&jobs[i].1)));
+        // Marked so that the covers below leave it out (it is proved).
+        verdicts[i] = Verdict::Inapplicable;
+    }
     let mut body = String::from("\n; == legalize: split rules of lane-local Halide ops (phase legalize) ==\n");
     for (k, s) in splits.iter().enumerate() {
         let vars: Vec<String> = s.free.iter().map(|(v, _)| v.clone()).collect();
