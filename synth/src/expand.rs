@@ -215,6 +215,16 @@ pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
                 b.provenance = format!("{}; with a broadcast constant amount, its cast is the broadcast at the wide type", t.provenance);
                 out.push(b);
             }
+            // The scalar form (one lane, below any register's width): the
+            // same expansion, where a Stmt's scalar code meets a vector
+            // rule's operand.
+            let mut one = t.clone();
+            one.name = format!("{}.scalar", t.name);
+            one.conds.retain(|c| !c.contains("(* ?n "));
+            if let Some(n) = one.free.iter_mut().find(|(v, _)| v == "n") {
+                n.1 = vec![1];
+            }
+            out.push(one);
             out.push(t);
         }
     }

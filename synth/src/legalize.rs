@@ -38,6 +38,9 @@ pub mod halving;
 /// instruction (searched).
 #[path = "regroup.rs"]
 pub mod regroup;
+/// Commutation identities of the same-type ops (searched).
+#[path = "commute.rs"]
+pub mod commute;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -57,6 +60,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
     out.extend(regroup::regroupings(halide, x86));
+    out.extend(commute::commutations(halide));
     out
 }
 

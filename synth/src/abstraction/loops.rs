@@ -62,6 +62,33 @@ pub fn sides(rule: &Rule, env: &Assignment) -> Option<(Ground, Ground)> {
     Some((ground(&rule.lhs, env, &numeric)?, ground(&rule.rhs, env, &numeric)?))
 }
 
+/// Whether `r` is `l` with its variables permuted (a commutation): such a
+/// rewrite closes over finitely many terms, whatever it feeds or is fed
+/// by, so it is no part of a loop.
+pub fn permutes(l: &Ground, r: &Ground) -> bool {
+    fn shape(a: &Ground, b: &Ground) -> bool {
+        match (a, b) {
+            (Ground::Var(_), Ground::Var(_)) => true,
+            (Ground::Int(x), Ground::Int(y)) => x == y,
+            (Ground::Node(h, ks), Ground::Node(g, ls)) => h == g && ks.len() == ls.len() && ks.iter().zip(ls).all(|(k, l)| shape(k, l)),
+            _ => false,
+        }
+    }
+    fn vars(g: &Ground, out: &mut Vec<String>) {
+        match g {
+            Ground::Var(v) => out.push(v.clone()),
+            Ground::Node(_, ks) => ks.iter().for_each(|k| vars(k, out)),
+            Ground::Int(_) => {}
+        }
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    vars(l, &mut a);
+    vars(r, &mut b);
+    a.sort();
+    b.sort();
+    shape(l, r) && a == b
+}
+
 /// Whether pattern `p` may match term `t`: a pattern variable binds
 /// anything (consistently), and a variable of `t` (an e-class we cannot
 /// see into) may be anything.
@@ -214,6 +241,14 @@ mod tests {
         assert_eq!(breakers(&[uu.clone(), iu.clone(), split.clone()], &lowered), vec![1]);
         // With nothing lowered, the later one of the loop goes.
         assert_eq!(breakers(&[uu, iu, split], &HashSet::new()), vec![1]);
+    }
+
+    #[test]
+    fn a_commutation_permutes_and_a_split_does_not() {
+        let c = inst("(rewrite (add (u 32 8) ?a ?b) (add (u 32 8) ?b ?a) :name \"c\" :ruleset x86)");
+        assert!(permutes(&c.0, &c.1));
+        let d = inst("(rewrite (sub (u 32 8) ?a ?b) (add (u 32 8) ?b ?a) :name \"d\" :ruleset x86)");
+        assert!(!permutes(&d.0, &d.1));
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
     // Proved instances that loop with others are not written.
     let grounds: Vec<Option<(Ground, Ground)>> = jobs.iter().zip(&verdicts).map(|((k, e), v)| if *v == Verdict::Proved { super::loops::sides(&rules[*k], e) } else { None }).collect();
     lowered.extend(grounds.iter().flatten().filter(|(_, r)| r.has_instr()).map(|(l, _)| l.clone()));
-    let halide_level: Vec<usize> = (0..jobs.len()).filter(|&i| grounds[i].as_ref().is_some_and(|(_, r)| !r.has_instr())).collect();
+    let halide_level: Vec<usize> = (0..jobs.len()).filter(|&i| grounds[i].as_ref().is_some_and(|(l, r)| !r.has_instr() && !super::loops::permutes(l, r))).collect();
     let rewrites: Vec<(Ground, Ground)> = halide_level.iter().map(|&i| grounds[i].clone().expect("proved")).collect();
     for d in super::loops::breakers(&rewrites, &lowered) {
         let i = halide_level[d];
