@@ -34,6 +34,9 @@ pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
 #[path = "halving.rs"]
 pub mod halving;
+/// The 32-bit multiply-shifts through even/odd 64-bit products (searched).
+#[path = "mulshr.rs"]
+pub mod mulshr;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -52,6 +55,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
+    out.extend(mulshr::mul_shifts(halide, x86));
     out
 }
 
