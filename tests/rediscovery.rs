@@ -140,7 +140,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.reduce-max-halves", "rederived", ""),
     ("x86.reduce-max-u8x16", "not-yet", "the searched fold (synth/src/reduce.rs) finds a u8 max to a scalar, but its 16-fold tree is unknown to Z3 within the budget, so it is not written"),
     ("x86.reduce-min-halves", "rederived", ""),
-    ("x86.rmulshr-i32-31", "not-yet", "an 11-instruction sequence (vpmuldq, shifts, blends, clamp): far past enumeration's x86 depth 2"),
+    ("x86.rmulshr-i32-31", "covered", ""),
     ("x86.rounding-srav-i32", "covered", ""),
     ("x86.sllv-32", "rederived", ""),
     ("x86.srlv-32", "rederived", ""),

@@ -41,6 +41,9 @@ pub mod regroup;
 /// Commutation identities of the same-type ops (searched).
 #[path = "commute.rs"]
 pub mod commute;
+/// The 32-bit multiply-shifts through even/odd 64-bit products (searched).
+#[path = "mulshr.rs"]
+pub mod mulshr;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -61,6 +64,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(halving::halving_expansions(halide));
     out.extend(regroup::regroupings(halide, x86));
     out.extend(commute::commutations(halide));
+    out.extend(mulshr::mul_shifts(halide, x86));
     out
 }
 

@@ -204,7 +204,7 @@ enum Prep {
 type Found = (Prep, usize, Option<(usize, i128)>);
 
 /// Measured reciprocal throughputs (`isa/costs/x86.csv`), by intrinsic.
-fn throughputs() -> std::collections::HashMap<String, f64> {
+pub(super) fn throughputs() -> std::collections::HashMap<String, f64> {
     let path = misaal_isa::bundled_spec_dir("x86").join("../../costs/x86.csv");
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
