@@ -34,6 +34,9 @@ pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
 #[path = "halving.rs"]
 pub mod halving;
+/// Widening products by a broadcast through vpmaddwd (searched).
+#[path = "madd.rs"]
+pub mod madd;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -52,6 +55,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
+    out.extend(madd::broadcast_products(halide, x86));
     out
 }
 
