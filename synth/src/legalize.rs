@@ -34,7 +34,7 @@ pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
 #[path = "halving.rs"]
 pub mod halving;
-/// Widening products by a broadcast through vpmaddwd (searched).
+/// Widening products by a broadcast, and sums of two, through vpmaddwd (searched).
 #[path = "madd.rs"]
 pub mod madd;
 
@@ -56,6 +56,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
     out.extend(madd::broadcast_products(halide, x86));
+    out.extend(madd::pair_products(halide, x86));
     out
 }
 

@@ -28,8 +28,10 @@
 //! Candidates `P(form, form)` (the left side's factor order first, then
 //! swapped) are tried in size order; the first equal to the left side on
 //! random and edge inputs (0, 1, -1, -128, 127, 255, -32768, 32767 in
-//! lanes) is the template. Like every legalization template each is
-//! proved by the caller, which writes it only when proved.
+//! lanes) is the template. [`pair_products`] searches the sum of two
+//! products (a*x + b*y) the same way, over interleaved operands. Like every
+//! legalization template each is proved by the caller, which writes it
+//! only when proved.
 
 use super::Split;
 use misaal_isa::{BitVec, Semantics, SpecLibrary, ast::Ty};
@@ -309,6 +311,73 @@ pub fn broadcast_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split>
     out
 }
 
+/// `a*x + b*y` of two i16 widening multiplies (16 lanes, the quantized
+/// add) through the pair sum of interleaved operands, searched in steps:
+/// the first two verified two-operand instructions `U` (in name order)
+/// such that every dword of `P(U(a, b), U(x, y))` is one lane's a*x + b*y
+/// and the two together give all 16 lanes; then for each half of the
+/// result the first verified instruction with an 8-bit immediate (and the
+/// first immediate) that puts the two products' dwords in lane order.
+pub fn pair_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let Some(p) = parts(halide, x86) else { return Vec::new() };
+    let v = Tm::Var;
+    let wm = |l, r| h(halide, "widening_mul", &[1, 16, 16, 1], vec![v(l), v(r)]);
+    let Some(lhs) = (|| h(halide, "add", &[1, 32, 16], vec![wm(0, 2)?, wm(1, 3)?]))() else { return Vec::new() };
+    let ins = cases(&[("a", 16, 16), ("b", 16, 16), ("x", 16, 16), ("y", 16, 16)], 48, 0x7061_6972_73);
+    let Some(want) = ins.iter().map(|c| lhs.eval(c)).collect::<Option<Vec<_>>>() else { return Vec::new() };
+    let dword = |v: &BitVec, k: u32| v.extract(32 * k + 31, 32 * k);
+    let (pn, psem) = &p.pair_sum;
+    // For each U, the result lane each dword of P(U(a, b), U(x, y)) holds.
+    let lanes_of = |sem: &Arc<Semantics>| -> Option<(Vec<u32>, Vec<BitVec>)> {
+        let ms: Vec<BitVec> = ins.iter().map(|c| psem.eval(&[sem.eval(&[&c[0], &c[1]]).ok()?, sem.eval(&[&c[2], &c[3]]).ok()?]).ok()).collect::<Option<_>>()?;
+        let map = (0..8u32).map(|d| (0..16u32).find(|&k| ms.iter().zip(&want).all(|(m, w)| dword(m, d) == dword(w, k)))).collect::<Option<Vec<_>>>()?;
+        Some((map, ms))
+    };
+    let two = verified(x86, &[256, 256], 256);
+    let us: Vec<(&String, Arc<Semantics>, Vec<u32>, Vec<BitVec>)> = two.iter().filter_map(|(n, sem)| lanes_of(sem).map(|(m, ms)| (n, sem.clone(), m, ms))).collect();
+    let covers = |a: &[u32], b: &[u32]| (0..16).all(|k| a.contains(&k) || b.contains(&k));
+    let Some((mut lo, mut hi)) = us.iter().enumerate().find_map(|(i, l)| us[i + 1..].iter().find(|r| covers(&l.2, &r.2)).map(|r| (l, r))) else { return Vec::new() };
+    // The one holding lane 0 first.
+    if !lo.2.contains(&0) {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    let imm2: Vec<(String, Arc<Semantics>)> = {
+        let mut q: Vec<(String, Arc<Semantics>)> = x86
+            .iter()
+            .filter(|(i, _)| i.ret == Ty::Bv(256) && matches!(i.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>().as_slice(), [Ty::Bv(256), Ty::Bv(256), Ty::Imm(8)]))
+            .map(|(i, s)| (i.name.clone(), s.clone()))
+            .collect();
+        q.sort_by(|a, b| a.0.cmp(&b.0));
+        q
+    };
+    let m = |u: &(&String, Arc<Semantics>, Vec<u32>, Vec<BitVec>)| Tm::x86(pn, psem, vec![Tm::x86(u.0, &u.1, vec![v(0), v(1)]), Tm::x86(u.0, &u.1, vec![v(2), v(3)])]);
+    let mut halves = Vec::new();
+    for half in 0..2u32 {
+        let found = imm2.iter().find_map(|(n, sem)| {
+            (0..256i128).find_map(|imm| {
+                let ok = ins.iter().enumerate().all(|(c, _)| {
+                    let Ok(r) = sem.eval(&[&lo.3[c], &hi.3[c], &BitVec::from_i128(8, imm)]) else { return false };
+                    (0..8).all(|d| dword(&r, d) == dword(&want[c], 8 * half + d))
+                });
+                ok.then(|| format!("(x86 {n} {} {} {imm})", m(lo).text(&["a", "b", "x", "y"]), m(hi).text(&["a", "b", "x", "y"])))
+            })
+        });
+        let Some(t) = found else { return Vec::new() };
+        halves.push(t);
+    }
+    vec![Split {
+        op: "add".into(),
+        name: "synth.madd-pair".into(),
+        lhs: lhs.text(&["a", "b", "x", "y"]),
+        rhs: format!("(concat (i 32 8) 8 {} {})", halves[0], halves[1]),
+        conds: vec![],
+        free: vec![],
+        provenance: format!(
+            "phase legalize; a*x + b*y of two i16 widening products, searched: {pn} (the pair sum) of the first two instructions whose interleavings give every product's dword, each half put in lane order by the first instruction and immediate found; equal on 48 random and edge inputs"
+        ),
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +414,19 @@ mod tests {
             "(x86 _mm256_madd_epi16 (x86 _mm256_sub_epi16 (x86 _mm256_cvtepu8_epi32 (x86 _mm_cvtsi64_si128 (slice (u 8 8) 16 0 1 ?x))) (broadcast (u 32 8) (cast (u 8 1) 0 32 ?z))) (x86 _mm256_cvtepi8_epi32 (x86 _mm_cvtsi64_si128 (slice (i 8 8) 16 0 1 ?f))))"
         );
         assert_eq!(v.len(), 8);
+    }
+
+    #[test]
+    fn finds_the_pair_of_products() {
+        let (halide, x86) = libs();
+        let v = pair_products(&halide, &x86);
+        for s in &v {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+            misaal_rulesets::parse_rules("madd", &s.text(&s.name, &s.free)).expect("parses");
+        }
+        assert_eq!(v.len(), 1);
+        assert!(v[0].rhs.starts_with("(concat (i 32 8) 8 (x86 _mm256_permute2x128_si256 (x86 _mm256_madd_epi16 (x86 _mm256_unpacklo_epi16 ?a ?b)"), "{}", v[0].rhs);
+        assert!(v[0].rhs.ends_with("(x86 _mm256_unpackhi_epi16 ?x ?y)) 49))"), "{}", v[0].rhs);
     }
 
     /// The check can fail: with only the wrong extension of the i16 vector
