@@ -57,6 +57,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(halving::halving_expansions(halide));
     out.extend(madd::broadcast_products(halide, x86));
     out.extend(madd::pair_products(halide, x86));
+    out.extend(madd::pair_reductions(halide, x86));
     out
 }
 

@@ -29,7 +29,8 @@
 //! swapped) are tried in size order; the first equal to the left side on
 //! random and edge inputs (0, 1, -1, -128, 127, 255, -32768, 32767 in
 //! lanes) is the template. [`pair_products`] searches the sum of two
-//! products (a*x + b*y) the same way, over interleaved operands. Like every
+//! products (a*x + b*y) the same way, over interleaved operands, and
+//! [`pair_reductions`] a sum of 2f products regrouped into pair sums. Like every
 //! legalization template each is proved by the caller, which writes it
 //! only when proved.
 
@@ -378,6 +379,57 @@ pub fn pair_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     }]
 }
 
+/// The sum of 2f i16 products regrouped so that the pair sum computes
+/// its first step: among the regroupings `R(X)` of the products `X` (the
+/// pairwise sums of neighbours, the sum of the two halves), reduced over
+/// f lanes, the first equal to the sum of all 2f on random and edge
+/// inputs whose `R` at 8 lanes is the pair-sum instruction of the
+/// operands (then a proved rule lowers it to one vpmaddwd per 8 lanes).
+pub fn pair_reductions(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let Some(p) = parts(halide, x86) else { return Vec::new() };
+    let v = Tm::Var;
+    // (text at f lanes, term at f lanes) of each regrouping of the products.
+    let regroup = |f: i128, k: usize| -> Option<(String, Tm)> {
+        let x = h(halide, "widening_mul", &[1, 16, 2 * f, 1], vec![v(0), v(1)])?;
+        let xt = "(widening_mul (i 16 (* 2 ?f)) 1 ?a ?b)";
+        Some(match k {
+            0 => (format!("(vector_reduce_add (i 32 ?f) 2 {xt})"), h(halide, "vector_reduce_add", &[1, 32, f, 2], vec![x])?),
+            _ => {
+                let half = |b| h(halide, "slice", &[1, 32, f, 2 * f, b, 1], vec![x.clone()]);
+                let t = format!("(add (i 32 ?f) (slice (i 32 ?f) (* 2 ?f) 0 1 {xt}) (slice (i 32 ?f) (* 2 ?f) ?f 1 {xt}))");
+                (t, h(halide, "add", &[1, 32, f], vec![half(0)?, half(f)?])?)
+            }
+        })
+    };
+    let fs = [8i128, 16, 32, 64];
+    let found = (0..2).find(|&k| {
+        let at8 = cases(&[("a", 16, 16), ("b", 16, 16)], 32, 0x7265_6470);
+        let is_pair_sum = regroup(8, k).is_some_and(|(_, t)| at8.iter().all(|c| t.eval(c).is_some_and(|w| p.pair_sum.1.eval(&[&c[0], &c[1]]).ok() == Some(w))));
+        is_pair_sum
+            && fs.iter().all(|&f| {
+                let ins = cases(&[("a", 16, 2 * f as u32), ("b", 16, 2 * f as u32)], 32, 0x7265_6471 + f as u64);
+                let whole = h(halide, "widening_mul", &[1, 16, 2 * f, 1], vec![v(0), v(1)]).and_then(|x| h(halide, "vector_reduce_add", &[1, 32, 1, 2 * f], vec![x]));
+                let part = regroup(f, k).and_then(|(_, t)| h(halide, "vector_reduce_add", &[1, 32, 1, f], vec![t]));
+                let (Some(whole), Some(part)) = (whole, part) else { return false };
+                ins.iter().all(|c| whole.eval(c).is_some() && whole.eval(c) == part.eval(c))
+            })
+    });
+    let Some(k) = found else { return Vec::new() };
+    let Some((text, _)) = regroup(8, k) else { return Vec::new() };
+    vec![Split {
+        op: "vector_reduce_add".into(),
+        name: "synth.reduce-add-madd-pairs".into(),
+        lhs: "(vector_reduce_add (i 32 1) (* 2 ?f) (widening_mul (i 16 (* 2 ?f)) 1 ?a ?b))".into(),
+        rhs: format!("(vector_reduce_add (i 32 1) ?f {text})"),
+        conds: vec![],
+        free: vec![("f".into(), fs.to_vec())],
+        provenance: format!(
+            "phase legalize; the sum of 2f i16 products regrouped, searched: the first regrouping (neighbour pairs, halves) equal on 32 random and edge inputs at f = 8..64 whose 8-lane form is {} (the pair sum)",
+            p.pair_sum.0
+        ),
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +466,18 @@ mod tests {
             "(x86 _mm256_madd_epi16 (x86 _mm256_sub_epi16 (x86 _mm256_cvtepu8_epi32 (x86 _mm_cvtsi64_si128 (slice (u 8 8) 16 0 1 ?x))) (broadcast (u 32 8) (cast (u 8 1) 0 32 ?z))) (x86 _mm256_cvtepi8_epi32 (x86 _mm_cvtsi64_si128 (slice (i 8 8) 16 0 1 ?f))))"
         );
         assert_eq!(v.len(), 8);
+    }
+
+    #[test]
+    fn finds_the_pairwise_regrouping() {
+        let (halide, x86) = libs();
+        let v = pair_reductions(&halide, &x86);
+        for s in &v {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+            misaal_rulesets::parse_rules("madd", &s.text(&s.name, &s.free)).expect("parses");
+        }
+        assert_eq!(v.len(), 1);
+        assert!(v[0].rhs.contains("(vector_reduce_add (i 32 ?f) 2 (widening_mul"), "{}", v[0].rhs);
     }
 
     #[test]
