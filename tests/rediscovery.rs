@@ -102,7 +102,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.reinterpret-16", "rederived", ""),
     ("x86.reinterpret-32", "rederived", ""),
     ("x86.madd-pair", "rederived", ""),
-    ("x86.reduce-add-madd-pairs", "not-yet", "a reduction of widening products to fewer lanes than vpmaddwd gives: depth 4; enumeration goes to depth 3"),
+    ("x86.reduce-add-madd-pairs", "rederived", ""),
     ("x86.widening-mul-madd-bcast", "rederived", ""),
     ("x86.widening-mul-madd-bcast-lhs", "rederived", ""),
     ("x86.mulhrs", "not-yet", "Halide saturates -32768 * -32768 and vpmulhrsw does not: the lowering needs a select, not enumerated"),
