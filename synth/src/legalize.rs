@@ -44,6 +44,9 @@ pub mod commute;
 /// The 32-bit multiply-shifts through even/odd 64-bit products (searched).
 #[path = "mulshr.rs"]
 pub mod mulshr;
+/// Widening products by a broadcast, and sums of two, through vpmaddwd (searched).
+#[path = "madd.rs"]
+pub mod madd;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -65,6 +68,8 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(regroup::regroupings(halide, x86));
     out.extend(commute::commutations(halide));
     out.extend(mulshr::mul_shifts(halide, x86));
+    out.extend(madd::broadcast_products(halide, x86));
+    out.extend(madd::pair_products(halide, x86));
     out
 }
 
