@@ -34,6 +34,9 @@ pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
 #[path = "halving.rs"]
 pub mod halving;
+/// One-instruction lowerings repaired at edge values by a select (searched).
+#[path = "fixup.rs"]
+pub mod fixup;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -52,6 +55,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(shift::amount_expansions(halide));
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
+    out.extend(fixup::repairs(halide, x86));
     out
 }
 
