@@ -37,6 +37,9 @@ pub mod halving;
 /// One-instruction lowerings repaired at edge values by a select (searched).
 #[path = "fixup.rs"]
 pub mod fixup;
+/// Reductions of widened lane-wise ops as one instruction (searched).
+#[path = "widen_reduce.rs"]
+pub mod widen_reduce;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -56,6 +59,7 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(reduce::reductions(halide, x86));
     out.extend(halving::halving_expansions(halide));
     out.extend(fixup::repairs(halide, x86));
+    out.extend(widen_reduce::widened_reductions(halide, x86));
     out
 }
 
