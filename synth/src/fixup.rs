@@ -125,7 +125,12 @@ pub fn repairs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     let Ok((_, sem)) = halide.instantiate(op, &[s, e as i128, n as i128]) else { continue };
                     for &q in &qs {
                         if let Some(t) = search(halide, &sem, s, e, n, q, &two, &random, &cand_vals) {
-                            out.push(t.split(op, s, e, n, q));
+                            out.push(t.split(op, s, e, n, q, s));
+                            // Halide's Stmt types q unsigned whatever the
+                            // operands' sign: that form too (the same bits).
+                            if q.is_some() && s == 1 {
+                                out.push(t.split(op, s, e, n, q, 0));
+                            }
                         }
                     }
                 }
@@ -145,7 +150,8 @@ struct Found {
 }
 
 impl Found {
-    fn split(&self, op: &str, s: i128, e: u32, n: u32, q: Option<u128>) -> Split {
+    /// The template; `qs` is the sign of q's broadcast (a three-operand op).
+    fn split(&self, op: &str, s: i128, e: u32, n: u32, q: Option<u128>, qs: i128) -> Split {
         let ty = format!("(t ?sign {e} {n})");
         let cand = if self.swap { format!("(x86 {} ?b ?a)", self.name) } else { format!("(x86 {} ?a ?b)", self.name) };
         let ed = edges(e);
@@ -157,9 +163,10 @@ impl Found {
             [one] => atom(one),
             many => format!("(and (t 0 1 {n}) {})", many.iter().map(atom).collect::<Vec<_>>().join(" ")),
         };
-        let third = q.map(|q| format!(" (broadcast {ty} {q})")).unwrap_or_default();
+        let qty = if qs == s { ty.clone() } else { format!("(t {qs} {e} {n})") };
+        let third = q.map(|q| format!(" (broadcast {qty} {q})")).unwrap_or_default();
         let letter = if s == 1 { 'i' } else { 'u' };
-        let qname = q.map(|q| format!("-q{q}")).unwrap_or_default();
+        let qname = q.map(|q| format!("-q{q}{}", if qs == s { "" } else { "u" })).unwrap_or_default();
         Split {
             op: op.into(),
             name: format!("synth.repair-{op}{qname}-{letter}{e}-{}", n * e),
@@ -280,6 +287,8 @@ mod tests {
             let s = v.iter().find(|s| s.lhs == format!("(rounding_mul_shift_right (t ?sign 16 {n}) ?a ?b (broadcast (t ?sign 16 {n}) 15))")).expect("the mulhrs repair");
             assert!(s.rhs.contains(mm) && s.rhs.starts_with("(select") && s.free[0].1 == [1], "{}", s.rhs);
         }
+        // The form Halide's Stmt has: q unsigned.
+        assert!(v.iter().any(|s| s.lhs == "(rounding_mul_shift_right (t ?sign 16 16) ?a ?b (broadcast (t 0 16 16) 15))"));
         // vpmulhw equals mul_shift_right by 16 everywhere: a plain lowering, never a repair.
         assert!(!v.iter().any(|s| s.lhs.starts_with("(mul_shift_right (t ?sign 16 8) ?a ?b (broadcast (t ?sign 16 8) 16))")));
     }
