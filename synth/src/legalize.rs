@@ -47,6 +47,12 @@ pub mod mulshr;
 /// Widening products by a broadcast, and sums of two, through vpmaddwd (searched).
 #[path = "madd.rs"]
 pub mod madd;
+/// One-instruction lowerings repaired at edge values by a select (searched).
+#[path = "fixup.rs"]
+pub mod fixup;
+/// Reductions of widened lane-wise ops as one instruction (searched).
+#[path = "widen_reduce.rs"]
+pub mod widen_reduce;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -70,6 +76,8 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(mulshr::mul_shifts(halide, x86));
     out.extend(madd::broadcast_products(halide, x86));
     out.extend(madd::pair_products(halide, x86));
+    out.extend(fixup::repairs(halide, x86));
+    out.extend(widen_reduce::widened_reductions(halide, x86));
     out
 }
 

@@ -342,10 +342,18 @@ pub fn masks(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
-/// `select(c(a, b), x, y)` at one width: a blend of x and y on a mask.
+/// `select(c(a, b), x, y)` at one width: a blend of x and y on a mask,
+/// per register (128 bits too: the edge repairs select at either).
 pub fn blends(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let ins = instructions(x86);
-    let vsize = 256u32;
+    let mut out = Vec::new();
+    for vsize in [256u32, 128] {
+        out.extend(blends_at(halide, &ins, vsize));
+    }
+    out
+}
+
+fn blends_at(halide: &SpecLibrary, ins: &[Ins], vsize: u32) -> Vec<Split> {
     let three: Vec<usize> = (0..ins.len())
         .filter(|&k| {
             !ins[k].has_imm() && ins[k].ret == vsize && ins[k].vectors() == [vsize, vsize, vsize]
@@ -378,7 +386,7 @@ pub fn blends(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     continue;
                 };
                 let mut pick: Option<(usize, bool)> = None;
-                let mask = find_mask(&ins, vsize, &cases, true, &mut |m: &[BitVec]| {
+                let mask = find_mask(ins, vsize, &cases, true, &mut |m: &[BitVec]| {
                     for &b in &three {
                         for swap in [false, true] {
                             let ok = m.iter().zip(vals.iter().zip(&others)).zip(&want).all(
@@ -403,10 +411,12 @@ pub fn blends(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     continue;
                 };
                 let (p, q) = if swap { ("?x", "?y") } else { ("?y", "?x") };
-                let rhs = ins[b].render(&[p.into(), q.into(), m.render(&ins)], 0);
+                let rhs = ins[b].render(&[p.into(), q.into(), m.render(ins)], 0);
+                // The 256-bit names as before; 128-bit ones say so.
+                let suffix = if vsize == 256 { String::new() } else { format!("-{vsize}") };
                 out.push(Split {
                     op: "select".into(),
-                    name: format!("synth.blend-{cmp}-{}{e}", if cs == 1 { 'i' } else { 'u' }),
+                    name: format!("synth.blend-{cmp}-{}{e}{suffix}", if cs == 1 { 'i' } else { 'u' }),
                     lhs: format!("(select (t ?sign {e} {n}) ({cmp} (t {cs} {e} {n}) ?a ?b) ?x ?y)"),
                     rhs: rhs.clone(),
                     conds: vec![],
@@ -511,5 +521,7 @@ mod tests {
             "(x86 _mm256_cmpeq_epi32 ?a ?b)"
         );
         assert!(!rhs("synth.mask-gt-u8-128").starts_with("(x86 _mm_cmpgt_epi8 ?a ?b)"));
+        // The 128-bit blends (the mulhrs repair selects at either width).
+        assert_eq!(rhs("synth.blend-eq-i16-128"), "(x86 _mm_blendv_epi8 ?y ?x (x86 _mm_cmpeq_epi16 ?a ?b))");
     }
 }

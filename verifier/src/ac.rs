@@ -64,17 +64,18 @@ impl Normalizer {
     }
 
     /// A slice, looking through shifts by constants: bits `hi..lo` of
-    /// `x >> k` are bits `hi+k..lo+k` of `x` while those exist, and of
-    /// `x << k` bits `hi-k..lo-k` once `lo >= k`. Byte shifts and
-    /// `srli` feed reductions their second halves this way.
+    /// `x >> k` are bits `hi+k..lo+k` of `x` while those exist (for an
+    /// arithmetic shift too: the sign fills only bits past them), and of
+    /// `x << k` bits `hi-k..lo-k` once `lo >= k`. Byte shifts, `srli` and
+    /// `srai` feed reductions their second halves this way.
     fn slice(&mut self, src: NodeId, hi: u32, lo: u32) -> NodeId {
-        if let Node::Bin(op @ (BvOp::LShr | BvOp::Shl), x, k) = *self.dag.node(src)
+        if let Node::Bin(op @ (BvOp::LShr | BvOp::AShr | BvOp::Shl), x, k) = *self.dag.node(src)
             && let Some(k) = self.dag.as_const(k).and_then(|k| k.as_small_u64())
             && k < u64::from(self.dag.width(x))
         {
             let k = k as u32;
             match op {
-                BvOp::LShr if hi + k < self.dag.width(x) => return self.slice(x, hi + k, lo + k),
+                BvOp::LShr | BvOp::AShr if hi + k < self.dag.width(x) => return self.slice(x, hi + k, lo + k),
                 BvOp::Shl if lo >= k => return self.slice(x, hi - k, lo - k),
                 _ => {}
             }
@@ -246,7 +247,9 @@ mod tests {
         };
         // (x >> 8).lo8 is x1, so this is max(x0, x1).
         assert!(equal_up_to_minmax(&max_with_shifted(BvOp::LShr, 8), &reduce(8, 2, left_fold(true, false))));
-        // An arithmetic shift fills with the sign: not a slice of x.
+        // (x >>s 8).lo8 is x1 too: the sign fills only bits 8 and up.
+        assert!(equal_up_to_minmax(&max_with_shifted(BvOp::AShr, 8), &reduce(8, 2, left_fold(true, false))));
+        // By 12 the sign fills bits 4..7 of the slice: not a slice of x.
         assert!(!equal_up_to_minmax(&max_with_shifted(BvOp::AShr, 12), &reduce(8, 2, left_fold(true, false))));
     }
 
