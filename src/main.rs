@@ -34,7 +34,7 @@ enum Cmd {
     Bench(BenchArgs),
     /// Offline rule synthesis from the verified specs: the whole pipeline
     /// (relevance, swizzles, enumerate, abstract) into
-    /// rulesets/x86_synth.egg (arm, hvx: rulesets/<target>.egg), or one `--phase`; `--shard K/N` runs a
+    /// rulesets/<target>.egg (beside the hand-written <target>_hand.egg), or one `--phase`; `--shard K/N` runs a
     /// share of the enumeration and `misaal synth merge --shards N`
     /// finishes the run from the shards.
     Synth(SynthArgs),
@@ -52,7 +52,7 @@ struct SynthArgs {
     /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
     /// by fingerprint, proved lowering rules) or `abstract` (those rules
     /// and the swizzle rules folded into abstract rules, every instance
-    /// proved, written to rulesets/x86_synth.egg, arm.egg or hvx.egg). Without it, all
+    /// proved, written to rulesets/x86.egg, arm.egg or hvx.egg). Without it, all
     /// four in order, with a checkpoint after each.
     #[arg(long)]
     phase: Option<String>,
@@ -90,7 +90,7 @@ struct SynthArgs {
     #[arg(long, value_name = "N")]
     shards: Option<usize>,
     /// abstract: where to write the abstract ruleset (default
-    /// rulesets/x86_synth.egg, arm.egg or hvx.egg).
+    /// rulesets/x86.egg, arm.egg or hvx.egg).
     #[arg(long, value_name = "FILE")]
     rules_out: Option<PathBuf>,
     /// Also read specs that have not met their oracle (for study only:
@@ -169,8 +169,9 @@ struct CompileArgs {
     /// CPUID features it has are emitted.
     #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
     target_features: Option<String>,
-    /// A rule file to select with instead of rulesets/x86.egg (e.g. the
-    /// synthesized rulesets/x86_synth.egg); repeat it to load several
+    /// A rule file to select with instead of the target's default files
+    /// (x86: the hand-written rulesets/x86_hand.egg and the synthesized
+    /// rulesets/x86.egg together; e.g. one of them alone); repeat it to load several
     /// together. Loaded like the default: every instantiation a kernel uses
     /// must be proved, or the ruleset is refused.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
@@ -218,15 +219,16 @@ struct BenchArgs {
     /// Where bench_x86.csv/.png, rule_usage_x86.csv and coverage_x86.csv go.
     #[arg(long, default_value = "reports")]
     report_dir: PathBuf,
-    /// Compile with these rule files instead of rulesets/x86.egg (passed
-    /// to `misaal compile --rules`); repeatable.
+    /// Compile with these rule files instead of the target's default
+    /// files (rulesets/x86_hand.egg and rulesets/x86.egg; passed to
+    /// `misaal compile --rules`); repeatable.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
     rules: Vec<PathBuf>,
 }
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// A target (`x86` reads rulesets/x86.egg; `arm` and `hvx` read their hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
+    /// A target (`x86`, `arm`, `hvx`: its hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
     #[arg(long, default_value = "x86")]
     rules: String,
     /// Only the rule with this name.

@@ -1,8 +1,8 @@
 //! `misaal synth`: offline rule synthesis for x86, ARM NEON or HVX (one
 //! pipeline, parametrized by `misaal_synth::target::SynthTarget`). Without
 //! `--phase` the whole pipeline runs (relevance, swizzles, enumerate,
-//! abstract, which writes rulesets/x86_synth.egg, rulesets/arm.egg or
-//! rulesets/hvx.egg) with a progress bar per phase and a
+//! abstract, which writes rulesets/x86.egg, rulesets/arm.egg or
+//! rulesets/hvx.egg, beside the hand-written <target>_hand.egg) with a progress bar per phase and a
 //! checkpoint after each (reports/<target>_synth.ckpt) and after every
 //! enumeration unit, so `--resume` continues a killed run. `--shard K/N`
 //! runs only a share of the enumeration; `misaal synth merge --shards N`
@@ -355,7 +355,7 @@ fn swizzles(args: &SynthArgs) -> Result<PhaseOut, String> {
              ; one per data-movement instruction whose permutation is an interleave,\n\
              ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
              ; each proved by the verifier at every instantiation before it is written.\n\
-             ; Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n(ruleset x86)\n",
+             ; Generated; the abstract phase folds them into rulesets/x86.egg.\n(ruleset x86)\n",
         )
     } else {
         format!(
@@ -600,11 +600,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         args.spec.target,
         inputs.join(" and ")
     );
-    let header = if t.name() == "x86" {
-        header
-    } else {
-        format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name())
-    };
+    let header = format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name());
     let pb = spinner("abstract");
     pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
     let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));

@@ -1,6 +1,6 @@
-//! Rediscovery: every hand-written lowering rule of rulesets/x86.egg (the
+//! Rediscovery: every hand-written lowering rule of rulesets/x86_hand.egg (the
 //! good-rule corpus; its generated legalize section is left out) is
-//! re-derived or covered by the synthesized rulesets/x86_synth.egg, or is
+//! re-derived or covered by the synthesized rulesets/x86.egg, or is
 //! listed in `EXPECTED` as not yet, with the reason.
 //!
 //! Both files are instantiated at every width (no proofs here: both are
@@ -186,18 +186,18 @@ fn root() -> std::path::PathBuf {
 
 /// The hand rules above the generated legalize section.
 fn hand_rules() -> Vec<Rule> {
-    let path = root().join("rulesets/x86.egg");
+    let path = root().join("rulesets/x86_hand.egg");
     let text = std::fs::read_to_string(&path).unwrap();
     let cut = text.lines().position(|l| l.starts_with("; == legalize")).map(|i| i as u32 + 1).unwrap_or(u32::MAX);
-    parse_rules("x86.egg", &text).unwrap_or_else(|d| panic!("{d}")).into_iter().filter(|r| r.span.line < cut).collect()
+    parse_rules("x86_hand.egg", &text).unwrap_or_else(|d| panic!("{d}")).into_iter().filter(|r| r.span.line < cut).collect()
 }
 
 /// The synthesized lowering rules. Its legalize section is left out: a
 /// split rewrites an op into the same op on halves, which lowers nothing
 /// by itself (the hand file's legalize section is left out likewise).
 fn synth_rules() -> Vec<Rule> {
-    let text = std::fs::read_to_string(root().join("rulesets/x86_synth.egg")).unwrap();
-    let rules = parse_rules("x86_synth.egg", &text).unwrap_or_else(|d| panic!("{d}"));
+    let text = std::fs::read_to_string(root().join("rulesets/x86.egg")).unwrap();
+    let rules = parse_rules("x86.egg", &text).unwrap_or_else(|d| panic!("{d}"));
     rules.into_iter().filter(|r| !r.name.starts_with("synth.split-") && !r.name.starts_with("synth.slice-concat-")).collect()
 }
 
@@ -254,7 +254,7 @@ fn instances(rule: &Rule) -> Vec<((String, String), Assignment)> {
 /// instruction): the splits, the concat/slice identities and the
 /// expansions, which chain into one another. A generated rule is one line.
 fn synth_halide_level() -> String {
-    let text = std::fs::read_to_string(root().join("rulesets/x86_synth.egg")).unwrap();
+    let text = std::fs::read_to_string(root().join("rulesets/x86.egg")).unwrap();
     text.lines().filter(|l| (l.starts_with("(rewrite") || l.starts_with("(birewrite")) && !l.contains("(x86 ")).collect::<Vec<_>>().join("\n")
 }
 
@@ -268,7 +268,7 @@ struct Chainer {
 impl Chainer {
     fn new(halide_level: &str) -> Chainer {
         let target = misaal_compiler::isel::Target::x86().unwrap();
-        let book = (!halide_level.is_empty()).then(|| misaal_compiler::isel::rules::RuleBook::new(&target.rule_env(), "x86_synth.egg", halide_level).unwrap_or_else(|e| panic!("{e}")));
+        let book = (!halide_level.is_empty()).then(|| misaal_compiler::isel::rules::RuleBook::new(&target.rule_env(), "x86.egg", halide_level).unwrap_or_else(|e| panic!("{e}")));
         Chainer { target, book }
     }
 

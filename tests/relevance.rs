@@ -88,7 +88,7 @@ fn the_cli_writes_the_csv_and_refuses_unbuilt_phases() {
         assert!(!csv.contains("_dpbusd_"), "an unverified spec reached synthesis");
     }
     // Every phase is built now (tests/synth_*.rs run them; running
-    // `abstract` here would rewrite rulesets/x86_synth.egg): a phase that
+    // `abstract` here would rewrite rulesets/x86.egg): a phase that
     // does not exist is refused by name.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).args(["synth", "--target", "x86", "--phase", "fusion"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -139,7 +139,7 @@ mod swizzles {
 }
 
 /// `--phase swizzles` synthesizes lowering rules that re-derive the
-/// hand-written shuffle rules of rulesets/x86.egg, and `misaal verify`
+/// hand-written shuffle rules of rulesets/x86_hand.egg, and `misaal verify`
 /// proves the whole generated file on its own.
 #[test]
 fn synthesized_swizzle_rules_rediscover_the_hand_rules_and_prove() {
@@ -152,13 +152,13 @@ fn synthesized_swizzle_rules_rediscover_the_hand_rules_and_prove() {
     let d = dir.display().to_string();
     run(&["synth", "--target", "x86", "--phase", "swizzles", "--out-dir", &d]);
     let egg = std::fs::read_to_string(dir.join("x86_swizzles.egg")).unwrap();
-    let hand = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rulesets/x86.egg")).unwrap();
+    let hand = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rulesets/x86_hand.egg")).unwrap();
     let body = |text: &str, name: &str| -> Option<String> {
         let line = text.lines().find(|l| l.contains(&format!(":name \"{name}\"")))?;
         Some(line.split(" :name").next()?.to_string())
     };
     for (h, s) in [("x86.unpacklo-8", "synth.swizzle.mm_unpacklo_epi8"), ("x86.unpackhi-16", "synth.swizzle.mm_unpackhi_epi16"), ("x86.broadcast-32", "synth.swizzle.mm256_broadcastd_epi32")] {
-        let hb = body(&hand, h).unwrap_or_else(|| panic!("{h} not in x86.egg"));
+        let hb = body(&hand, h).unwrap_or_else(|| panic!("{h} not in x86_hand.egg"));
         assert_eq!(body(&egg, s).as_deref(), Some(hb.as_str()), "{s} should re-derive {h}");
     }
     let verify = run(&["verify", "--rules", &dir.join("x86_swizzles.egg").display().to_string(), "--out", &dir.join("v.csv").display().to_string()]);

@@ -1,6 +1,6 @@
 //! File-driven rule corpora; every rule or file is its own test.
 //!
-//! - `rulesets/x86.egg`, `arm_hand.egg`, `arm.egg`, `hvx_hand.egg` and `hvx.egg`, the bundled rulesets
+//! - `rulesets/x86_hand.egg`, `arm_hand.egg`, `arm.egg`, `hvx_hand.egg` and `hvx.egg`, the bundled rulesets
 //!   users compile with: every instantiation of every rule is `proved` (one
 //!   test per rule, `bundled::<target>::<rule>`). An
 //!   instantiation over x86 specs that have not met their oracle (see
@@ -202,9 +202,13 @@ fn load_error(path: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    // Each bundled ruleset: x86 (hand rules), arm and hvx (hand rules and
-    // synthesized rules).
-    for (target, least) in [("x86", 50), ("arm_hand", 1), ("arm", 1), ("hvx_hand", 1), ("hvx", 1)] {
+    // Each bundled ruleset: the hand rules of each target and ARM's and
+    // HVX's synthesized rules. x86's synthesized rulesets/x86.egg is checked
+    // by its shipped verdicts instead (tests/shipped_verdicts.rs): its
+    // 12,000 instances include reductions of 64 and 128 lanes that take Z3
+    // up to a minute each, about 4 minutes with `misaal verify --rules x86
+    // --no-cache` on two cores, too long for every CI run.
+    for (target, least) in [("x86_hand", 50), ("arm_hand", 1), ("arm", 1), ("hvx_hand", 1), ("hvx", 1)] {
     let bundled = misaal_rulesets::bundled_ruleset(target);
     let rules = load(&bundled).unwrap_or_else(|d| panic!("the bundled ruleset {} does not load:\n{d}", bundled.display()));
     assert!(rules.len() >= least, "the bundled ruleset {target} holds only {} rules", rules.len());

@@ -1,11 +1,11 @@
 //! Abstraction (`misaal synth --phase abstract`): concrete proved rules fold
 //! into abstract ones whose every written instance is proved, a wrong
-//! concrete rule writes nothing, and the committed rulesets/x86_synth.egg
+//! concrete rule writes nothing, and the committed rulesets/x86.egg
 //! has its header, a name and provenance for every rule, and proves.
 //!
 //! The committed file's instances are proved here on a sample (every
 //! 40th, a few seconds); `MISAAL_SLOW=1` proves all of them (about 4,000,
-//! a few minutes), as `misaal verify --rules rulesets/x86_synth.egg` does.
+//! a few minutes), as `misaal verify --rules rulesets/x86.egg` does.
 
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_synth::abstraction::{Concrete, generalize, read_concrete, run::run};
@@ -101,7 +101,7 @@ fn shift_counts_and_widths_are_lifted() {
 }
 
 fn committed() -> String {
-    std::fs::read_to_string(misaal_rulesets::bundled_ruleset("x86_synth")).unwrap()
+    std::fs::read_to_string(misaal_rulesets::bundled_ruleset("x86")).unwrap()
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn the_committed_ruleset_proves() {
     let w = world();
     let libs = Libraries { x86: &w.x86, halide: &w.halide };
     let cfg = AuditConfig { quickcheck_cases: 100, ..Default::default() };
-    let rules = load_rules("x86_synth.egg", &committed(), &libs, &cfg).unwrap_or_else(|d| panic!("{d}"));
+    let rules = load_rules("x86.egg", &committed(), &libs, &cfg).unwrap_or_else(|d| panic!("{d}"));
     let jobs = plan(&rules, &cfg).unwrap();
     let all = std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1");
     let cache = Mutex::new(VerdictCache::default());

@@ -1,5 +1,6 @@
 //! `misaal compile --rules FILE`: the synthesized ruleset selects
-//! instructions in place of rulesets/x86.egg, and a rule file with an
+//! instructions alone, in place of the default pair (x86_hand.egg and
+//! x86.egg), and a rule file with an
 //! unprovable rule is refused exactly as the default ruleset would be.
 
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ fn compile(rules: &[PathBuf], dir: &std::path::Path) -> std::process::Output {
 #[test]
 fn the_synthesized_ruleset_selects_instructions() {
     let dir = scratch("synth");
-    let out = compile(&[root().join("rulesets/x86_synth.egg")], &dir);
+    let out = compile(&[root().join("rulesets/x86.egg")], &dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     // dilate3x3 is max over u8: split to registers, then vpmaxub.
@@ -44,7 +45,7 @@ fn an_unproved_rule_file_is_refused() {
     let bad = dir.join("bad.egg");
     // max is not min: refuted at every instance the kernel needs.
     std::fs::write(&bad, "(ruleset x86)\n(rewrite (max (u 8 32) ?a ?b) (x86 _mm256_min_epu8 ?a ?b) :name \"bad.max\" :ruleset x86)\n").unwrap();
-    let out = compile(&[root().join("rulesets/x86_synth.egg"), bad], &dir);
+    let out = compile(&[root().join("rulesets/x86.egg"), bad], &dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("bad.max") && err.contains("not proved"), "{err}");

@@ -1,5 +1,5 @@
 //! Benchmark kernels whose roots went to the fused naive lane loop until a
-//! rule of rulesets/x86.egg covered their last naive op: each now selects
+//! rule of rulesets/x86_hand.egg covered their last naive op: each now selects
 //! every op (no fallback) and uses the instruction the rule names. Every
 //! instantiation is proved in this process (no shared verdict cache), so a
 //! rule that stops proving fails here too. Bit-exactness against Halide and

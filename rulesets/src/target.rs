@@ -17,11 +17,12 @@ pub struct TargetIsa {
     pub pair_bits: u32,
     /// The bundled rule files (`rulesets/<file>.egg`) the compiler, bench
     /// and `misaal verify --rules <name>` load by default, in order: ARM's
-    /// and HVX's hand-written rules and the rules `misaal synth` writes.
+    /// the hand-written rules (`<name>_hand.egg`), then the rules `misaal
+    /// synth` writes (`<name>.egg`).
     pub rule_files: &'static [&'static str],
 }
 
-pub const X86: TargetIsa = TargetIsa { name: "x86", vector_widths: &[128, 256, 512], pair_bits: 0, rule_files: &["x86"] };
+pub const X86: TargetIsa = TargetIsa { name: "x86", vector_widths: &[128, 256, 512], pair_bits: 0, rule_files: &["x86_hand", "x86"] };
 /// AArch64 NEON: 64-bit `D` and 128-bit `Q` registers.
 pub const ARM: TargetIsa = TargetIsa { name: "arm", vector_widths: &[64, 128], pair_bits: 0, rule_files: &["arm_hand", "arm"] };
 /// Hexagon HVX in 128-byte mode: 1024-bit vectors; pairs are 2048-bit values.
@@ -38,8 +39,8 @@ impl TargetIsa {
     pub fn spec_dir(&self) -> PathBuf {
         misaal_isa::bundled_spec_dir(self.name)
     }
-    /// `rulesets/<name>.egg`: x86's hand-written rules; ARM's and HVX's
-    /// synthesized ones (their hand-written rules are `<name>_hand.egg`).
+    /// `rulesets/<name>.egg`: the synthesized rules (the hand-written ones
+    /// are `<name>_hand.egg`).
     pub fn bundled_ruleset(&self) -> PathBuf {
         crate::bundled_ruleset(self.name)
     }

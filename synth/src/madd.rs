@@ -11,7 +11,7 @@
 //! dword j is a_lo*b_lo + a_hi*b_hi, so one product comes out alone when
 //! each factor sits in a dword whose other word makes the second product
 //! zero. For each left side below (exactly the ones the Halide front end
-//! produces for the kernels, as the hand rules of rulesets/x86.egg have
+//! produces for the kernels, as the hand rules of rulesets/x86_hand.egg have
 //! them), every factor gets its dword forms:
 //! - a vector: each verified one-operand 128 -> 256-bit instruction (the
 //!   zero/sign extensions to dwords among them) of the vector, or, when the
@@ -241,7 +241,7 @@ fn search(halide: &SpecLibrary, p: &Parts, shape: &Shape, count: usize) -> Optio
 
 /// The left sides: matmul's product by a broadcast (both orders), then per
 /// half (lanes 0-7, 8-15) the sliced and sign-extended i8 products of
-/// fully_connected, conv_nn and depthwise_conv (rulesets/x86.egg's hand
+/// fully_connected, conv_nn and depthwise_conv (rulesets/x86_hand.egg's hand
 /// rules have the same left sides).
 fn shapes(halide: &SpecLibrary) -> Option<Vec<Shape>> {
     let v = Tm::Var;

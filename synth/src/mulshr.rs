@@ -27,7 +27,7 @@
 //!   either MAX xor B(G(0, p_e), G(0, p_o)) (X Halide's `xor`) or MAX.
 //!   The sign-of-p form comes first: it is right for every 64-bit p, so
 //!   Z3 needs no fact about the product (for i32 the MAX form passes the
-//!   tests only because no product overflows downwards; rulesets/x86.egg's
+//!   tests only because no product overflows downwards; rulesets/x86_hand.egg's
 //!   note says such a clamp times out). The first candidate equal to the
 //!   op on every random and edge input (MIN*MIN, MAX*MIN, zeros, +-1) is
 //!   kept. The signed rounding by 32 is found but unknown to Z3 within
@@ -371,6 +371,14 @@ pub fn mul_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
             for q in [31u32, 32] {
                 let Some(base) = placement(halide, &lib, s, q, n, &cs) else { continue };
                 for op in ["rounding_mul_shift_right", "mul_shift_right"] {
+                    // Signed rounding by 32: its proof needs the product's
+                    // range, and Z3 takes the whole budget (unknown at 256
+                    // bits; 9 to 11 s at 128, so a proof here need not hold
+                    // in an audit on a loaded or slower machine). No kernel
+                    // uses it.
+                    if s == 1 && q == 32 && op == "rounding_mul_shift_right" {
+                        continue;
+                    }
                     let Some(f) = finish(halide, &lib, op, q, &base, &cs) else { continue };
                     let letter = if s == 1 { 'i' } else { 'u' };
                     out.push(Split {

@@ -61,8 +61,8 @@ pub struct SynthTarget {
     pub pair_shuffle: Option<PairShuffle>,
     /// Immediate operands tried.
     pub immediates: &'static [i128],
-    /// The ruleset the synthesis writes: `rulesets/<name>.egg` (x86 writes
-    /// `x86_synth.egg` beside the hand-written `x86.egg`).
+    /// The ruleset the synthesis writes: `rulesets/<name>.egg`, beside the
+    /// hand-written `<name>_hand.egg`.
     pub output: &'static str,
 }
 
@@ -76,7 +76,7 @@ pub const X86: SynthTarget = SynthTarget {
     depth: 2,
     pair_shuffle: None,
     immediates: &[1, 7, 15, 31, 63],
-    output: "x86_synth",
+    output: "x86",
 };
 
 pub const ARM: SynthTarget = SynthTarget {

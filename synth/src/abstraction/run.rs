@@ -265,7 +265,7 @@ fn provenance(a: &Abstract, name: &str, concrete: &[Concrete], proved: usize) ->
 /// and requires every instance proved; verdicts come from the cache the
 /// proofs above filled.
 pub fn audit(text: &str, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> Result<usize, String> {
-    audit_as("x86_synth.egg", text, libs, cfg, cache)
+    audit_as("x86.egg", text, libs, cfg, cache)
 }
 
 /// [`audit`] of a file named `file` in messages.

@@ -525,11 +525,7 @@ pub fn render_rules(cfg: &Config, units: &[UnitResult]) -> String {
     s.push_str("; Lowering rules synthesized by `misaal synth --phase enumerate`: Halide IR\n");
     s.push_str(&format!("; terms and {t} instruction terms enumerated bottom-up, matched by their\n"));
     s.push_str("; outputs on fixed inputs, each pair proved by the verifier (Z3) before it\n");
-    if cfg.target.names == NameStyle::X86 {
-        s.push_str("; is written. Generated; not loaded by the compiler yet (rulesets/x86.egg is).\n");
-    } else {
-        s.push_str(&format!("; is written. Generated; the abstract phase folds them into rulesets/{}.egg.\n", cfg.target.output));
-    }
+    s.push_str(&format!("; is written. Generated; the abstract phase folds them into rulesets/{}.egg.\n", cfg.target.output));
     s.push_str(&format!(
         "; Halide depth {} (at most {} ops), {t} depth {}, {} fingerprint cases, seed {:#x}; {} units, {count} rules.\n",
         cfg.halide_depth,
