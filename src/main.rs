@@ -170,8 +170,8 @@ struct CompileArgs {
     #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
     target_features: Option<String>,
     /// A rule file to select with instead of the target's default files
-    /// (x86: the hand-written rulesets/x86_hand.egg and the synthesized
-    /// rulesets/x86.egg together; e.g. one of them alone); repeat it to load several
+    /// (x86: the synthesized rulesets/x86.egg; e.g. the hand-written
+    /// rulesets/x86_hand.egg); repeat it to load several
     /// together. Loaded like the default: every instantiation a kernel uses
     /// must be proved, or the ruleset is refused.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
@@ -220,15 +220,15 @@ struct BenchArgs {
     #[arg(long, default_value = "reports")]
     report_dir: PathBuf,
     /// Compile with these rule files instead of the target's default
-    /// files (rulesets/x86_hand.egg and rulesets/x86.egg; passed to
-    /// `misaal compile --rules`); repeatable.
+    /// files (x86: the synthesized rulesets/x86.egg; passed to `misaal
+    /// compile --rules`); repeatable.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
     rules: Vec<PathBuf>,
 }
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// A target (`x86`, `arm`, `hvx`: its hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
+    /// A target (`x86`: the synthesized rulesets/x86.egg; `arm`, `hvx`: the hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
     #[arg(long, default_value = "x86")]
     rules: String,
     /// Only the rule with this name.

@@ -600,7 +600,15 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         args.spec.target,
         inputs.join(" and ")
     );
-    let header = format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name());
+    let both = t.isa.rule_files.iter().any(|f| *f == format!("{}_hand", t.name()));
+    let header = if both {
+        format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name())
+    } else {
+        format!(
+            "{header}; The compiler, bench and `misaal verify --rules {0}` load this file alone; the\n; hand-written rulesets/{0}_hand.egg is the rediscovery corpus (tests/rediscovery.rs).\n",
+            t.name()
+        )
+    };
     let pb = spinner("abstract");
     pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
     let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));

@@ -1,6 +1,5 @@
 //! `misaal compile --rules FILE`: the synthesized ruleset selects
-//! instructions alone, in place of the default pair (x86_hand.egg and
-//! x86.egg), and a rule file with an
+//! instructions (it is the default), and a rule file with an
 //! unprovable rule is refused exactly as the default ruleset would be.
 
 use std::path::PathBuf;

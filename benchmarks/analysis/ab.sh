@@ -5,7 +5,7 @@
 #
 #   benchmarks/analysis/ab.sh KERNEL N LABEL_A BIN_A RULES_A LABEL_B BIN_B RULES_B
 #
-# RULES `-` is the bundled default (x86_hand.egg and x86.egg). Copy the binaries first (e.g.
+# RULES `-` is the bundled default (rulesets/x86.egg). Copy the binaries first (e.g.
 # target/perfcopy/misaal.base, built from the commit before the change) so
 # other builds do not replace them mid-run. Halide's own time is bimodal
 # between processes on this host: compare the ratios of several rounds.
