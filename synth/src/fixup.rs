@@ -263,15 +263,10 @@ fn search(
 
 #[cfg(test)]
 mod tests {
-    use misaal_isa::{SpecLibrary, StatusTable};
+    use misaal_isa::SpecLibrary;
 
     fn libs() -> (SpecLibrary, SpecLibrary) {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let halide = SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
-        let dir = root.join("isa/specs/x86");
-        let mut x86 = SpecLibrary::load_dir(&dir).expect("x86 library");
-        x86.retain_verified(&StatusTable::load(&StatusTable::path_for(&dir)).expect("status"));
-        (halide, x86)
+        super::super::test_libraries()
     }
 
     #[test]

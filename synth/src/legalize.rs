@@ -256,3 +256,15 @@ impl Split {
         format!("(rewrite {} {} :when ({}) :name {name:?} :ruleset x86)", self.lhs, self.rhs, conds.join(" "))
     }
 }
+
+/// The Halide ops and the x86 specs verified on this machine: what the
+/// searches run on, for their tests.
+#[cfg(test)]
+pub(crate) fn test_libraries() -> (SpecLibrary, SpecLibrary) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let halide = SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
+    let dir = root.join("isa/specs/x86");
+    let mut x86 = SpecLibrary::load_dir(&dir).expect("x86 library");
+    x86.retain_verified(&misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).expect("status"));
+    (halide, x86)
+}

@@ -128,12 +128,7 @@ pub fn regroupings(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
 #[cfg(test)]
 mod tests {
     fn libs() -> (misaal_isa::SpecLibrary, misaal_isa::SpecLibrary) {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let halide = misaal_isa::SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
-        let dir = root.join("isa/specs/x86");
-        let mut x86 = misaal_isa::SpecLibrary::load_dir(&dir).expect("x86 library");
-        x86.retain_verified(&misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).expect("status"));
-        (halide, x86)
+        super::super::test_libraries()
     }
 
     #[test]
