@@ -208,8 +208,9 @@ fn verify_reports_refutations_with_counterexamples_and_exit_code_1() {
     assert!(text.starts_with("rule,instantiation,verdict,solver_ms,quickcheck_cases,counterexample\n"), "{text}");
     assert!(text.contains("packus-256-no-permute,-,refuted,") && text.contains("?a=0x") && text.contains("lhs=0x"), "{text}");
 
-    // One rule of the bundled ruleset, proved at all 12 widths.
-    let good = ["verify", "--rules", "x86", "--rule", "x86.concat-add", "--out", csv.to_str().unwrap()];
+    // One rule of the bundled hand-written ruleset, proved at all 12 widths.
+    let hand = concat!(env!("CARGO_MANIFEST_DIR"), "/rulesets/x86_hand.egg");
+    let good = ["verify", "--rules", hand, "--rule", "x86.concat-add", "--out", csv.to_str().unwrap()];
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(&dir).args(good).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -225,7 +226,7 @@ fn verify_reports_refutations_with_counterexamples_and_exit_code_1() {
     // proves this rule on a fast machine.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
         .current_dir(&dir)
-        .args(["verify", "--rules", "x86", "--rule", "x86.mulhrs", "--rlimit", "1", "--cases", "10", "--no-cache", "--out", csv.to_str().unwrap()])
+        .args(["verify", "--rules", hand, "--rule", "x86.mulhrs", "--rlimit", "1", "--cases", "10", "--no-cache", "--out", csv.to_str().unwrap()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

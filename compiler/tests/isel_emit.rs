@@ -124,8 +124,12 @@ free acc
 }
 
 /// Every instantiation proved in this process: no shared cache file.
+/// The hand-written x86 rules (rulesets/x86_hand.egg), proved in process:
+/// a small, stable ruleset whose rule names and choices the assertions
+/// cite (the default, synthesized rulesets/x86.egg, is tested by the
+/// benchmarks and tests/shipped_verdicts.rs).
 fn isel_opts() -> Options {
-    Options { verdict_cache: None, ..Options::default() }
+    Options { verdict_cache: None, rules: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets/x86_hand.egg").into()), ..Options::default() }
 }
 
 fn no_rules() -> Options {
