@@ -13,21 +13,12 @@ use super::Split;
 use misaal_isa::{BitVec, SpecLibrary};
 
 fn random(width: u32, seed: u64) -> BitVec {
-    let mut x = seed | 1;
-    let limbs: Vec<u64> = (0..width.div_ceil(64))
-        .map(|k| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Edge words: all ones, sign bits only, small values.
-            match k % 4 {
-                1 => x | 0x8080_8080_8080_8080,
-                3 => x >> (x % 61),
-                _ => x,
-            }
-        })
-        .collect();
-    BitVec::from_limbs(width, &limbs)
+    // Edge words: all ones, sign bits only, small values.
+    super::xorshift_bits(width, seed, |k, x| match k % 4 {
+        1 => x | 0x8080_8080_8080_8080,
+        3 => x >> (x % 61),
+        _ => x,
+    })
 }
 
 /// Whether `op` commutes at every sign and a few element widths.

@@ -257,6 +257,22 @@ impl Split {
     }
 }
 
+/// `width` bits of a xorshift stream from `seed`, each 64-bit word `x`
+/// (the k-th) passed through `word(k, x)`: the searches' random inputs,
+/// each search with its own edge words.
+pub(crate) fn xorshift_bits(width: u32, seed: u64, word: impl Fn(u64, u64) -> u64) -> misaal_isa::BitVec {
+    let mut x = seed | 1;
+    let limbs: Vec<u64> = (0..width.div_ceil(64) as u64)
+        .map(|k| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            word(k, x)
+        })
+        .collect();
+    misaal_isa::BitVec::from_limbs(width, &limbs)
+}
+
 /// The Halide ops and the x86 specs verified on this machine: what the
 /// searches run on, for their tests.
 #[cfg(test)]

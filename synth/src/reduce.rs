@@ -27,17 +27,8 @@ use misaal_isa::{BitVec, Semantics, SpecLibrary, ast::Ty};
 use std::sync::Arc;
 
 fn random(width: u32, seed: u64) -> BitVec {
-    let mut x = seed | 1;
-    let limbs: Vec<u64> = (0..width.div_ceil(64))
-        .map(|k| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Some words with small magnitudes (where signs and saturation differ).
-            if k % 3 == 2 { x >> (x % 61) } else { x }
-        })
-        .collect();
-    BitVec::from_limbs(width, &limbs)
+    // Some words with small magnitudes (where signs and saturation differ).
+    super::xorshift_bits(width, seed, |k, x| if k % 3 == 2 { x >> (x % 61) } else { x })
 }
 
 /// Bits [lo, lo + w) of `v`.

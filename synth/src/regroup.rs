@@ -21,22 +21,13 @@ use super::Split;
 use misaal_isa::{BitVec, SpecLibrary, ast::Ty};
 
 fn random(width: u32, seed: u64) -> BitVec {
-    let mut x = seed | 1;
-    let limbs: Vec<u64> = (0..width.div_ceil(64))
-        .map(|k| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Every fourth word all ones or all zeros in places: the edges
-            // (MIN * MIN, -1 * -1, 0) where pair sums wrap or saturate.
-            match k % 4 {
-                3 => x | 0x8000_8000_8000_8000,
-                1 => x & 0x8000_ffff_0000_8000,
-                _ => x,
-            }
-        })
-        .collect();
-    BitVec::from_limbs(width, &limbs)
+    // Every fourth word all ones or all zeros in places: the edges
+    // (MIN * MIN, -1 * -1, 0) where pair sums wrap or saturate.
+    super::xorshift_bits(width, seed, |k, x| match k % 4 {
+        3 => x | 0x8000_8000_8000_8000,
+        1 => x & 0x8000_ffff_0000_8000,
+        _ => x,
+    })
 }
 
 /// A widening op's instantiation arguments for operands of sign `s`,
