@@ -12,7 +12,7 @@
 //! that none was found within the limits.
 
 use super::RULESET;
-use super::encode::{CONST, LEAF, SORT, declarations, halide_ctor, instr_ctor};
+use super::encode::{LEAF, SORT, declarations, instr_ctor};
 use super::rules::{Pat, RuleBook, Verdicts, program};
 use super::schedule::{Limits, StopReason, run};
 use super::Target;
@@ -20,21 +20,7 @@ use std::collections::BTreeSet;
 
 /// The side as an egglog term, each variable a `Leaf` named after it.
 fn term(p: &Pat) -> String {
-    match p {
-        Pat::Var(v) => format!("({LEAF} {v:?} 0)"),
-        Pat::Const { bits, value } => format!("({CONST} {bits} {value})"),
-        Pat::Halide { name, generics, kids } => {
-            let mut parts = vec![halide_ctor(name)];
-            parts.extend(generics.iter().map(|g| g.to_string()));
-            parts.extend(kids.iter().map(term));
-            format!("({})", parts.join(" "))
-        }
-        Pat::Instr { name, kids } => {
-            let mut parts = vec![instr_ctor(name)];
-            parts.extend(kids.iter().map(term));
-            format!("({})", parts.join(" "))
-        }
-    }
+    p.render_with(&|v| format!("({LEAF} {v:?} 0)"))
 }
 
 /// What a chaining attempt found.

@@ -37,19 +37,24 @@ pub enum Pat {
 }
 
 impl Pat {
+    /// The egglog pattern, each variable a pattern variable `v_NAME`.
     pub fn render(&self) -> String {
+        self.render_with(&|v| format!("v_{v}"))
+    }
+    /// The egglog term, each variable written by `var`.
+    pub fn render_with(&self, var: &dyn Fn(&str) -> String) -> String {
         match self {
-            Pat::Var(v) => format!("v_{v}"),
+            Pat::Var(v) => var(v),
             Pat::Const { bits, value } => format!("({CONST} {bits} {value})"),
             Pat::Halide { name, generics, kids } => {
                 let mut parts = vec![halide_ctor(name)];
                 parts.extend(generics.iter().map(|g| g.to_string()));
-                parts.extend(kids.iter().map(Pat::render));
+                parts.extend(kids.iter().map(|k| k.render_with(var)));
                 format!("({})", parts.join(" "))
             }
             Pat::Instr { name, kids } => {
                 let mut parts = vec![instr_ctor(name)];
-                parts.extend(kids.iter().map(Pat::render));
+                parts.extend(kids.iter().map(|k| k.render_with(var)));
                 format!("({})", parts.join(" "))
             }
         }
