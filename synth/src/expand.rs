@@ -325,11 +325,12 @@ fn template(op: &str, has_s2: bool, operands: &[Operand], res_mult: u32, c: &Can
     }
 }
 
-/// A constant of an amount template: `?c`, `?c - 1` or 1.
+/// A constant of an amount template: `?c`, `?c - 1`, 0 or 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum K {
     C,
     CMinus1,
+    Zero,
     One,
 }
 
@@ -338,6 +339,7 @@ impl K {
         match self {
             K::C => c,
             K::CMinus1 => c - 1,
+            K::Zero => 0,
             K::One => 1,
         }
     }
@@ -345,6 +347,7 @@ impl K {
         match self {
             K::C => "?c",
             K::CMinus1 => "(- ?c 1)",
+            K::Zero => "0",
             K::One => "1",
         }
     }
@@ -444,7 +447,7 @@ fn eval_tm(halide: &SpecLibrary, t: &Tm, p: Probe, xs: &[BitVec]) -> Option<Vec<
 /// `rounding_shift_right(x, c)` for c > 1 meets no x86 term of depth 2):
 /// the right side is searched over terms of the plain ops, two levels
 /// deep: `U(p, q)` where `p` and `q` are `x`, a plain shift of `x` by `c`
-/// or `c - 1`, or one of those combined with the constant 1 by a
+/// or `c - 1`, or one of those combined with the constant 1 or 0 by a
 /// same-type op. The smallest candidate equal to the op on random and
 /// edge inputs at every probe (both signs, both amount signs, two widths,
 /// three amounts) becomes a template over `?sign ?bw ?n ?s2 ?c`, c from 2.
@@ -474,7 +477,9 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
         if want.iter().any(|w| w.is_none()) {
             continue;
         }
-        // Level 1: x and its plain shifts; level 2: those with the constant 1.
+        // Level 1: x and its plain shifts; level 2: those with the constant
+        // 1 or 0 (0 finds the rounding ops' own rounding: vpavgw against
+        // zero is a rounding halve in one instruction).
         let mut atoms = vec![Tm::X];
         for sh in &plain_shift {
             for k in [K::C, K::CMinus1] {
@@ -484,20 +489,31 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
         let level1 = atoms.clone();
         for a in &level1 {
             for v in &same {
-                atoms.push(Tm::WithConst(v.clone(), Box::new(a.clone()), K::One));
+                for k in [K::One, K::Zero] {
+                    atoms.push(Tm::WithConst(v.clone(), Box::new(a.clone()), k));
+                }
             }
         }
         // Observational equivalence at the first screen's probe: an atom
-        // equal to an earlier one (an identity like `mul(a, 1)`) or
-        // constant on every input is dropped.
+        // constant on every input, or equal to its own operand (an identity
+        // like `add(a, 0)`), is dropped, and so is one equal to an earlier
+        // atom with the same root op. Equal atoms with different roots stay:
+        // `halving_add(a, 1)` is `rounding_halving_add(a, 0)`, and only the
+        // second has a one-instruction lowering (vpavgw).
         let first = probes.iter().position(|p| p.s == 1 && p.s2 == 0 && p.e == 16 && p.c == 3).unwrap_or(0);
-        let mut seen: Vec<Vec<BitVec>> = Vec::new();
+        let at_first = |t: &Tm| eval_tm(halide, t, probes[first], &xs_of(&probes[first]));
+        let mut seen: Vec<(Vec<BitVec>, String)> = Vec::new();
         atoms.retain(|a| {
-            let Some(v) = eval_tm(halide, a, probes[first], &xs_of(&probes[first])) else { return false };
-            if v.iter().all(|x| *x == v[0]) || seen.contains(&v) {
+            let Some(v) = at_first(a) else { return false };
+            let (root, operand) = match a {
+                Tm::X => (String::new(), None),
+                Tm::Shift(op, x, _) | Tm::WithConst(op, x, _) => (op.clone(), at_first(x)),
+                Tm::Bin(op, ..) => (op.clone(), None),
+            };
+            if v.iter().all(|x| *x == v[0]) || operand.as_ref() == Some(&v) || seen.iter().any(|(w, r)| *w == v && *r == root) {
                 return false;
             }
-            seen.push(v);
+            seen.push((v, root));
             true
         });
         let mut cands: Vec<Tm> = Vec::new();
@@ -547,7 +563,7 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     ("c".into(), (2..32).collect()),
                 ],
                 provenance: format!(
-                    "phase legalize; expansion searched over terms of the plain ops (shifts of x by c or c - 1, same-type ops with the constant 1, two levels): `{op}` by a constant c >= 2 is `{}` (candidate {} of the smallest with root `{}`, equal on random and edge inputs at 24 probes: both signs, both amount signs, widths 16 and 32, c = 2, 3 and the width - 1)",
+                    "phase legalize; expansion searched over terms of the plain ops (shifts of x by c or c - 1, same-type ops with the constant 1 or 0, two levels): `{op}` by a constant c >= 2 is `{}` (candidate {} of the smallest with root `{}`, equal on random and edge inputs at 24 probes: both signs, both amount signs, widths 16 and 32, c = 2, 3 and the width - 1)",
                     ops.join(" "),
                     roots.len(),
                     roots.last().map(|s| s.as_str()).unwrap_or("")
@@ -681,7 +697,9 @@ pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
 /// on every u16 value in integer arithmetic, then checked against Halide's
 /// `div` on every u16 value through the semantics; the smallest s that
 /// passes is kept, one template per divisor (c is a number of the rule),
-/// and each instance is proved.
+/// and each instance is proved. Where no 16-bit multiplier serves, the
+/// 17-bit one's sum is halved by `halving_add` and, as a second template,
+/// by `rounding_halving_add` with a multiplier one below (see the forms).
 pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
     let mut out = Vec::new();
     let lanes = 128i128;
@@ -707,21 +725,29 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
             continue;
         }
         let cv = splat(16, lanes, c as i128);
-        // Form 0: shr(mul_shift_right(x, m, 16), s) with m < 2^16; form 1
-        // (when no 16-bit m floors every quotient): the 17-bit multiplier's
-        // low 16 bits m, then shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1).
+        // Form 0: shr(mul_shift_right(x, m, 16), s) with m < 2^16. Where no
+        // 16-bit m floors every quotient, the 17-bit multiplier 2^16 + m
+        // needs the 17-bit sum x + mul_shift_right(x, m, 16), halved without
+        // overflow: form 1 halves it with halving_add (m = the low 16 bits
+        // of ceil(2^(16+s) / c)), form 2 with rounding_halving_add (its +1
+        // made up by a multiplier one below: vpavgw, one instruction where
+        // halving_add lowers to three). Both forms are kept when both floor
+        // every quotient; extraction picks the cheaper at each width.
         let (mv_of, q) = (|m: u64| splat(16, lanes, m as i128), splat(16, lanes, 16));
         let Ok((_, havg)) = halide.instantiate("halving_add", &[0, 16, lanes]) else { return out };
+        let Ok((_, ravg)) = halide.instantiate("rounding_halving_add", &[0, 16, lanes]) else { return out };
         let candidate = |form: u8, s: u32| -> Option<u64> {
             let m = ((1u64 << (16 + s)) + c - 1) / c;
             let m = match form {
                 0 if m < 1 << 16 => m,
                 1 if s >= 1 && (1 << 16..1 << 17).contains(&m) => m - (1 << 16),
+                2 if s >= 1 && (1 << 16 | 1..1 << 17).contains(&m) => m - (1 << 16) - 1,
                 _ => return None,
             };
             let screen = |x: u64| match form {
                 0 => (x * m) >> (16 + s),
-                _ => ((x + ((x * m) >> 16)) >> 1) >> (s - 1),
+                1 => ((x + ((x * m) >> 16)) >> 1) >> (s - 1),
+                _ => ((x + ((x * m) >> 16) + 1) >> 1) >> (s - 1),
             };
             if !(0u64..65536).all(|x| screen(x) == x / c) {
                 return None;
@@ -731,28 +757,41 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
             let ok = all.iter().all(|x| {
                 let want = div.eval(&[x, &cv]).ok();
                 let hi = msr.eval(&[x, &mv, &q]).ok();
-                let hi = if form == 0 { hi } else { hi.and_then(|h| havg.eval(&[x, &h]).ok()) };
+                let hi = match form {
+                    0 => hi,
+                    1 => hi.and_then(|h| havg.eval(&[x, &h]).ok()),
+                    _ => hi.and_then(|h| ravg.eval(&[x, &h]).ok()),
+                };
                 let got = hi.and_then(|h| if shift == 0 { Some(h) } else { shr.eval(&[&h, &sv]).ok() });
                 want.is_some() && want == got
             });
             ok.then_some(m)
         };
-        let found = [0u8, 1].into_iter().find_map(|form| (0u32..16).find_map(|s| candidate(form, s).map(|m| (form, m, s))));
-        let Some((form, m, s)) = found else { continue };
-        let high = format!("(mul_shift_right (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {m}) (broadcast (t 0 16 ?n) 16))");
-        let (inner, shift) = if form == 0 { (high, s) } else { (format!("(halving_add (t 0 16 ?n) ?x0 {high})"), s - 1) };
-        let rhs = if shift == 0 { inner } else { format!("(shr (t 0 16 ?n) 0 {inner} (broadcast (t 0 16 ?n) {shift}))") };
-        out.push(Split {
-            op: "div".into(),
-            name: format!("synth.expand-div-u16-{c}"),
-            lhs: format!("(div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {c}))"),
-            rhs,
-            conds: vec!["(>= (* ?n 16) 128)".into(), "(<= (* ?n 16) 256)".into()],
-            free: vec![("n".into(), vec![8, 16])],
-            provenance: format!(
-                "phase legalize; expansion searched over shr(mul_shift_right(x, m, 16), s) and, where no 16-bit m fits, shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1): u16 division by {c} is form {form} with m = {m}, s = {s} (the smallest s whose multiplier floors every u16 quotient, checked on all 65,536 values against Halide's div)"
-            ),
-        });
+        let smallest = |form: u8| (0u32..16).find_map(|s| candidate(form, s).map(|m| (form, m, s)));
+        let found: Vec<(u8, u64, u32)> = match smallest(0) {
+            Some(f) => vec![f],
+            None => [1u8, 2].into_iter().filter_map(smallest).collect(),
+        };
+        for (form, m, s) in found {
+            let high = format!("(mul_shift_right (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {m}) (broadcast (t 0 16 ?n) 16))");
+            let (inner, shift) = match form {
+                0 => (high, s),
+                1 => (format!("(halving_add (t 0 16 ?n) ?x0 {high})"), s - 1),
+                _ => (format!("(rounding_halving_add (t 0 16 ?n) ?x0 {high})"), s - 1),
+            };
+            let rhs = if shift == 0 { inner } else { format!("(shr (t 0 16 ?n) 0 {inner} (broadcast (t 0 16 ?n) {shift}))") };
+            out.push(Split {
+                op: "div".into(),
+                name: if form == 2 { format!("synth.expand-div-u16-{c}.rounding") } else { format!("synth.expand-div-u16-{c}") },
+                lhs: format!("(div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {c}))"),
+                rhs,
+                conds: vec!["(>= (* ?n 16) 128)".into(), "(<= (* ?n 16) 256)".into()],
+                free: vec![("n".into(), vec![8, 16])],
+                provenance: format!(
+                    "phase legalize; expansion searched over shr(mul_shift_right(x, m, 16), s) and, where no 16-bit m fits, shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1) and shr(rounding_halving_add(x, mul_shift_right(x, m, 16)), s - 1): u16 division by {c} is form {form} with m = {m}, s = {s} (the smallest s whose multiplier floors every u16 quotient, checked on all 65,536 values against Halide's div)"
+                ),
+            });
+        }
     }
     out
 }
@@ -812,5 +851,16 @@ mod tests {
             eprintln!("{}: {} => {} | {:?} {:?}", s.name, s.lhs, s.rhs, s.free, s.conds);
         }
         assert!(texts.iter().any(|t| t == "(widen_right_add (t ?sign ?bw ?n) ?x0 ?x1) => (add (t ?sign (* 2 ?bw) ?n) ?x0 (cast (t ?sign ?bw ?n) ?sign (* 2 ?bw) ?x1))"), "{texts:#?}");
+        // The rounding halve against zero (vpavgw's form) is found for the
+        // rounding shift, and for the divisors that need a 17-bit multiplier.
+        let rhs_of = |name: &str| ex.iter().find(|s| s.name == name).map(|s| s.rhs.clone());
+        assert_eq!(
+            rhs_of("synth.expand-rounding_shift_right.rounding_halving_add-shr").as_deref(),
+            Some("(rounding_halving_add (t ?sign ?bw ?n) (shr (t ?sign ?bw ?n) ?s2 ?x0 (broadcast (t ?s2 ?bw ?n) (- ?c 1))) (broadcast (t ?sign ?bw ?n) 0))")
+        );
+        let d25 = rhs_of("synth.expand-div-u16-25.rounding").expect("div by 25, rounding form");
+        assert!(d25.starts_with("(shr (t 0 16 ?n) 0 (rounding_halving_add"), "{d25}");
+        assert!(rhs_of("synth.expand-div-u16-25").is_some_and(|r| r.contains("(halving_add")));
+        assert!(rhs_of("synth.expand-div-u16-9.rounding").is_none(), "a 16-bit multiplier serves 9");
     }
 }
