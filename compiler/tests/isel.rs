@@ -74,6 +74,23 @@ fn dag_cost_counts_a_shared_subterm_once() {
 }
 
 #[test]
+fn constants_are_the_classes_of_literals_and_instructions_over_them() {
+    // K = set1(7) and Z = setzero() are constants; M = mul(a, K) reads a
+    // load, so it is not, nor is a class whose only node is a naive op.
+    let mut g = Graph::new();
+    let (lit, k, z, a, m, h) = (g.add_class(), g.add_class(), g.add_class(), g.add_class(), g.add_class(), g.add_class());
+    let x86 = |n: &str| Op::Instr { name: n.into() };
+    g.add_node(Op::Const { bits: 16, value: 7 }, lit, vec![]);
+    g.add_node(x86("set1"), k, vec![lit]);
+    g.add_node(x86("setzero"), z, vec![]);
+    g.add_node(Op::Leaf { text: "a".into(), bits: 256 }, a, vec![]);
+    g.add_node(x86("mul"), m, vec![a, k]);
+    g.add_node(Op::Halide { name: "broadcast".into(), generics: vec![0, 16, 16] }, h, vec![lit]);
+    let constant = g.constant_classes();
+    assert_eq!(constant, vec![true, true, true, false, false, false]);
+}
+
+#[test]
 fn exact_extraction_beats_greedy_where_sharing_spans_classes() {
     // R = f(A, B); A is a1(X) at 1 or a2 at 6, B is b1(X) at 1 or b2 at 6,
     // X costs 8. Greedy decides A and B alone (9 > 6 each) and pays 13;
@@ -172,10 +189,12 @@ fn avx2_kernel_selects_avg_and_madd_by_proved_rules() {
         assert!(commute.matches >= 3 && !commute.used_in_extraction, "{commute:?}");
         assert!(usage.iter().any(|u| u.rule == "x86.add-commutes[bw=8,vsize=256,n=32]:rev"), "a birewrite runs both ways");
     }
-    // The DAG cost is each distinct chosen instruction at its cost plus each
-    // naive op at the naive cost: the loads t107 and t109, used 4 and 3
-    // times, are single leaves.
-    let expected: f64 = s.chosen.iter().map(|c| c.cost * c.count as f64).sum::<f64>() + target().costs.naive * s.fallback_count() as f64;
+    // The DAG cost is each distinct chosen instruction at its cost (a
+    // hoisted constant at its share) plus each naive op at the naive cost:
+    // the loads t107 and t109, used 4 and 3 times, are single leaves.
+    let hoist = misaal_compiler::isel::extract::HOISTED_SHARE;
+    let expected: f64 = s.chosen.iter().map(|c| c.cost * ((c.count - c.hoisted) as f64 + hoist * c.hoisted as f64)).sum::<f64>() + target().costs.naive * s.fallback_count() as f64;
+    assert!(s.chosen.iter().any(|c| c.hoisted > 0), "the kernel's broadcast immediates are hoisted constants: {:?}", s.chosen.iter().map(|c| (&c.instruction, c.hoisted)).collect::<Vec<_>>());
     assert!((s.dag_cost - expected).abs() < 1e-9, "{} != {expected}", s.dag_cost);
 }
 

@@ -112,6 +112,30 @@ impl Graph {
         Ok(g)
     }
 
+    /// The classes that hold a constant: a literal, or an instruction of
+    /// constants only (a broadcast of an immediate, a zero register). Their
+    /// value is loop-invariant: the C compiler materializes it once, out of
+    /// the loop, so it should not weigh like an instruction of the loop.
+    pub fn constant_classes(&self) -> Vec<bool> {
+        let mut constant = vec![false; self.classes];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for n in &self.nodes {
+                let is = match n.op {
+                    Op::Const { .. } => true,
+                    Op::Instr { .. } => !n.mem && n.kids.iter().all(|&k| constant[k]),
+                    Op::Halide { .. } | Op::Leaf { .. } => false,
+                };
+                if is && !constant[n.class] {
+                    constant[n.class] = true;
+                    changed = true;
+                }
+            }
+        }
+        constant
+    }
+
     /// Marks legalization glue (see [`glue_shape`]) for registers of
     /// `register_bits`: a slice of half a register is free only out of a
     /// leaf (a load or a lane array, read at an offset); out of a register
@@ -184,6 +208,12 @@ pub enum Glue {
 /// The cost of glue through memory: about an instruction, so that a chain
 /// of padded ops keeps its registers ([`Glue::Mem`]) where rules allow.
 pub const MEM_GLUE_COST: f64 = 1.0;
+
+/// The share of its cost a constant instruction (see
+/// [`Graph::constant_classes`]) weighs: hoisted out of the loop, it is paid
+/// once, not per iteration. Not zero, so that of two equal bodies the one
+/// with fewer or cheaper constants wins.
+pub const HOISTED_SHARE: f64 = 0.05;
 
 /// HVX: whether `op` is a slice whose piece, or a concat whose two equal
 /// halves, are narrower than a register of `register_bits` (whole bytes,

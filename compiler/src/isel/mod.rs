@@ -165,6 +165,10 @@ pub struct Chosen {
     pub instruction: String,
     /// Uses in the extracted DAG (each distinct node once).
     pub count: usize,
+    /// Of those, the constants (an instruction of constants only, such as a
+    /// broadcast immediate): hoisted out of the loop, each weighs
+    /// [`extract::HOISTED_SHARE`] of `cost` in the DAG cost.
+    pub hoisted: usize,
     pub cost: f64,
     pub cost_source: CostSource,
     /// Loaded (so proved) rule instances that produced it: each one's right
@@ -321,7 +325,8 @@ impl Selection {
             self.rules.verify_secs * 1e3
         ));
         for c in &self.chosen {
-            s.push_str(&format!("  {} x{} cost {} ({:?}) by {}\n", c.instruction, c.count, c.cost, c.cost_source, c.rules.join(", ")));
+            let hoisted = if c.hoisted > 0 { format!(" ({} hoisted constant(s))", c.hoisted) } else { String::new() };
+            s.push_str(&format!("  {} x{}{hoisted} cost {} ({:?}) by {}\n", c.instruction, c.count, c.cost, c.cost_source, c.rules.join(", ")));
         }
         for (op, n) in &self.fallbacks {
             s.push_str(&format!("  naive {op} x{n}\n"));
@@ -421,7 +426,16 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     // reduction) made the whole selected reduction dearer than its naive
     // loop.
     let scalar_heads: std::collections::HashMap<&Op, bool> = graph.nodes.iter().map(|n| (&n.op, scalar_op(&target.halide, &n.op))).collect();
-    let node_cost = |n: &extract::GNode| if !n.glue && scalar_heads.get(&n.op) == Some(&true) { extract::scalar_op_cost(&n.op, SCALAR_OP_COST) } else { target.costs.gnode(n) };
+    let constant = graph.constant_classes();
+    let node_cost = |n: &extract::GNode| {
+        if !n.glue && scalar_heads.get(&n.op) == Some(&true) {
+            extract::scalar_op_cost(&n.op, SCALAR_OP_COST)
+        } else if matches!(n.op, Op::Instr { .. }) && n.kids.iter().all(|&k| constant[k]) {
+            target.costs.gnode(n) * extract::HOISTED_SHARE
+        } else {
+            target.costs.gnode(n)
+        }
+    };
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
     let greedy = extract::greedy_dag(&graph, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
@@ -435,13 +449,19 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
     let mut scalar_ops: BTreeMap<String, usize> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    let mut hoisted: BTreeMap<String, usize> = BTreeMap::new();
     let is_scalar = |n: usize| !graph.nodes[n].glue && scalar_op(&target.halide, &graph.nodes[n].op);
     for &n in &all {
         match &graph.nodes[n].op {
             _ if graph.nodes[n].glue => {}
             op @ Op::Halide { .. } if is_scalar(n) => *scalar_ops.entry(op.to_string()).or_default() += 1,
             op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
-            Op::Instr { name } => *used.entry(name.clone()).or_default() += 1,
+            Op::Instr { name } => {
+                *used.entry(name.clone()).or_default() += 1;
+                if graph.nodes[n].kids.iter().all(|&k| constant[k]) {
+                    *hoisted.entry(name.clone()).or_default() += 1;
+                }
+            }
             _ => {}
         }
     }
@@ -476,7 +496,8 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
                 // the proved instances that produce this instruction and matched.
                 rules = loaded.instances.iter().filter(|i| i.rhs.instructions().contains(&name) && matched(&i.name)).map(|i| i.name.clone()).collect();
             }
-            Chosen { instruction: name, count, cost, cost_source, rules, exact }
+            let hoisted = hoisted.get(&name).copied().unwrap_or(0);
+            Chosen { instruction: name, count, hoisted, cost, cost_source, rules, exact }
         })
         .collect();
     let root_results = enc
