@@ -181,23 +181,25 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         .enumerate()
         .flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e)))
         .collect();
-    let mut verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
+    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
     out.split_tried = jobs.len();
     // Proved instances that loop with others are not written.
     let grounds: Vec<Option<(Ground, Ground)>> = jobs.iter().zip(&verdicts).map(|((k, e), v)| if *v == Verdict::Proved { super::loops::sides(&rules[*k], e) } else { None }).collect();
     lowered.extend(grounds.iter().flatten().filter(|(_, r)| r.has_instr()).map(|(l, _)| l.clone()));
     let halide_level: Vec<usize> = (0..jobs.len()).filter(|&i| grounds[i].as_ref().is_some_and(|(l, r)| !r.has_instr() && !super::loops::permutes(l, r))).collect();
     let rewrites: Vec<(Ground, Ground)> = halide_level.iter().map(|&i| grounds[i].clone().expect("proved")).collect();
+    // Proved, but left out of the covers below.
+    let mut dropped: HashSet<usize> = HashSet::new();
     for d in super::loops::breakers(&rewrites, &lowered) {
         let i = halide_level[d];
         out.loop_dropped.push(format!("{}[{}]", splits[jobs[i].0].name, misaal_rulesets::describe_env(&jobs[i].1)));
-        // Marked so that the covers below leave it out (it is proved).
-        verdicts[i] = Verdict::Inapplicable;
+        dropped.insert(i);
     }
     let mut body = String::from("\n; == legalize: split rules of lane-local Halide ops (phase legalize) ==\n");
     for (k, s) in splits.iter().enumerate() {
         let vars: Vec<String> = s.free.iter().map(|(v, _)| v.clone()).collect();
-        let points: Vec<Vec<i128>> = jobs.iter().zip(&verdicts).filter(|((j, _), v)| *j == k && **v == Verdict::Proved).map(|((_, e), _)| project(e, &vars)).collect();
+        let points: Vec<Vec<i128>> =
+            jobs.iter().zip(&verdicts).enumerate().filter(|(i, ((j, _), v))| *j == k && **v == Verdict::Proved && !dropped.contains(i)).map(|(_, ((_, e), _))| project(e, &vars)).collect();
         let universe: std::collections::HashSet<Vec<i128>> = jobs.iter().filter(|(j, _)| *j == k).map(|(_, e)| project(e, &vars)).collect();
         let boxes = best_cover(&points, vars.len(), &|p| universe.contains(p));
         if boxes.is_empty() {
