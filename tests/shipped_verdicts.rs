@@ -2,8 +2,8 @@
 //! `arm.verdicts.tsv`, `hvx.verdicts.tsv` those of the ARM and HVX rules), so a
 //! fresh checkout compiles every benchmark without proving a rule first. If a
 //! rule or a spec changes, its key changes, the shipped entry no longer
-//! answers, and this test fails until the file is regenerated with
-//!     misaal verify --rules x86 --no-cache --export-verdicts rulesets/x86.verdicts.tsv
+//! answers, and this test fails until the file is regenerated (the
+//! commands are at `the_shipped_verdicts_prove_every_instance`).
 
 use misaal_compiler::isel::{Options, Target, rule_book, select_module_with};
 use misaal_frontends::stmt::parse_module;
@@ -28,7 +28,7 @@ fn the_shipped_verdicts_cover_every_benchmark() {
         // A verdict proved now would have been saved to the local cache.
         assert!(
             !local.exists(),
-            "{}: compiling proved rule instances that rulesets/x86.verdicts.tsv lacks; regenerate it:\n    misaal verify --rules x86 --no-cache --export-verdicts rulesets/x86.verdicts.tsv\nnew: {}",
+            "{}: compiling proved rule instances that rulesets/x86.verdicts.tsv lacks; regenerate it (tests/shipped_verdicts.rs gives the commands)\nnew: {}",
             f.display(),
             std::fs::read_to_string(&local).unwrap_or_default().lines().take(3).collect::<Vec<_>>().join("\n")
         );
@@ -37,14 +37,21 @@ fn the_shipped_verdicts_cover_every_benchmark() {
 }
 
 /// `rulesets/<target>.verdicts.tsv` holds a proof of every instance of the
-/// target's default rule files (the hand-written `rulesets/<target>_hand.egg`
-/// and the synthesized `<target>.egg`, for x86, ARM and HVX)
+/// target's default rule files (x86: the synthesized `rulesets/x86.egg`;
+/// ARM and HVX: the hand-written `<target>_hand.egg` and the synthesized
+/// `<target>.egg`)
 /// (keyed by `proof_key`, the meaning of both sides alone), so that the
 /// compiler finds every instance proved without proving it. Checked
 /// without the compiler: every instance's key must be a `proved` line of
 /// the shipped file. Regenerate with
 ///     misaal verify --rules arm --timeout 120000 --no-cache --export-verdicts rulesets/arm.verdicts.tsv
-/// (and the same for hvx and x86); ARM's 32-bit multiply-highs need the longer timeout.
+/// (and the same for hvx); ARM's 32-bit multiply-highs need the longer timeout.
+/// x86's file also ships the hand-written rules' proofs (for `--rules
+/// rulesets/x86_hand.egg`, which tests select with): export both and keep
+/// each key once, in byte order:
+///     misaal verify --rules x86 --timeout 120000 --no-cache --export-verdicts A
+///     misaal verify --rules rulesets/x86_hand.egg --timeout 120000 --no-cache --export-verdicts B
+///     cat A B | LC_ALL=C sort -t "$(printf '\t')" -k1,1 -s | awk -F '\t' '!seen[$1]++' > rulesets/x86.verdicts.tsv
 #[test]
 fn the_shipped_verdicts_prove_every_instance() {
     use misaal_verifier::audit::{AuditConfig, Libraries, build_sides, load_rules, plan, proof_key, unverified_specs};
