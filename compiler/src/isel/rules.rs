@@ -23,6 +23,7 @@ use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
+use misaal_verifier::prekey::proved_by_pre_key;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -135,6 +136,8 @@ pub struct LoadedRules {
     pub irrelevant: usize,
     /// Seconds spent on verdicts (cache reads and proofs).
     pub verify_secs: f64,
+    /// Of which reading the verdict cache and the shipped verdict files.
+    pub verdict_files_secs: f64,
 }
 
 impl LoadedRules {
@@ -346,24 +349,29 @@ impl RuleBook {
                 chosen.push(c.clone());
             }
         }
-        // Settle the verdicts not settled yet, in parallel: each needs both
-        // sides' semantics unrolled for its proof key (milliseconds each),
-        // and a proof when no cache holds it.
+        // Settle the verdicts not settled yet, in parallel: by pre-key when
+        // a verdict file records one, else with both sides' semantics
+        // unrolled for the proof key (milliseconds each), and a proof when
+        // no cache holds it.
         let pending: Vec<&Candidate> = {
             let settled = self.settled.lock().expect("verdicts");
             chosen.iter().filter(|c| !settled.contains_key(&c.name)).collect()
         };
         let mut cache: Option<Mutex<VerdictCache>> = None;
         if !pending.is_empty() {
+            let t = std::time::Instant::now();
             let cache = cache.insert(Mutex::new(match verdicts {
                 Verdicts::Cache(p) => VerdictCache::load(p),
                 Verdicts::NoCache => VerdictCache::default(),
             }));
+            out.verdict_files_secs = t.elapsed().as_secs_f64();
             use rayon::prelude::*;
             let settled: Vec<(String, (Verdict, String, bool))> = pending
                 .par_iter()
                 .map(|c| {
-                    let r = run_job(&libs, &Job { rule: &self.rules[c.rule], env: Some(c.assign.clone()) }, &cfg, cache);
+                    let rule = &self.rules[c.rule];
+                    // A pre-key hit skips unrolling the sides for the proof key.
+                    let r = proved_by_pre_key(&libs, rule, &c.assign, cache).unwrap_or_else(|| run_job(&libs, &Job { rule, env: Some(c.assign.clone()) }, &cfg, cache));
                     (c.name.clone(), (r.verdict, r.counterexample, r.cached))
                 })
                 .collect();
