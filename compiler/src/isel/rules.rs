@@ -283,19 +283,28 @@ impl RuleBook {
             return b.clone();
         }
         let libs = Libraries { x86: env.instrs, halide: env.halide };
-        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
-        for (k, envs) in self.by_op.get(op).into_iter().flatten() {
-            let rule = &self.rules[*k];
-            for assign in envs {
+        // Each instantiation is type-checked and its specs' status looked
+        // up (unrolling them the first time) in parallel; `collect` keeps
+        // rule order, so the candidates are the same, in the same order.
+        use rayon::prelude::*;
+        let jobs: Vec<(usize, &Assignment)> = self.by_op.get(op).into_iter().flatten().flat_map(|(k, envs)| envs.iter().map(move |a| (*k, a))).collect();
+        let built: Vec<Option<(Head, Candidate)>> = jobs
+            .par_iter()
+            .map(|&(k, assign)| {
+                let rule = &self.rules[k];
                 // An instantiation whose sides do not type-check is never
                 // loaded (the verifier calls it refuted).
-                let Ok((lhs, rhs)) = instantiate(env, rule, assign) else { continue };
-                let Some(head) = lhs.root_head() else { continue };
+                let (lhs, rhs) = instantiate(env, rule, assign).ok()?;
+                let head = lhs.root_head()?;
                 let missing = unverified_specs(&libs, rule, assign, env.status);
                 let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
                 let name = format!("{}[{}]", rule.name, describe_env(assign));
-                by_head.entry(head).or_default().push(Candidate { rule: *k, assign: assign.clone(), name, lhs, rhs, unverified });
-            }
+                Some((head, Candidate { rule: k, assign: assign.clone(), name, lhs, rhs, unverified }))
+            })
+            .collect();
+        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
+        for (head, c) in built.into_iter().flatten() {
+            by_head.entry(head).or_default().push(c);
         }
         let b = Arc::new(by_head);
         self.built.lock().expect("rule book").insert(op.to_string(), b.clone());
