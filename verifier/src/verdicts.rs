@@ -219,7 +219,8 @@ impl VerdictCache {
         self.dirty = true;
     }
 
-    /// Whether this run settled a verdict that was in neither layer.
+    /// Whether this run settled a verdict (or pre-key) that was in neither
+    /// layer, since the cache was read or last saved.
     pub fn proved_anything_new(&self) -> bool {
         self.dirty
     }
@@ -243,7 +244,9 @@ impl VerdictCache {
         Ok(n)
     }
 
-    pub fn save(&self) -> std::io::Result<()> {
+    /// Writes the cache file if this run settled anything new since it was
+    /// read or last saved.
+    pub fn save(&mut self) -> std::io::Result<()> {
         let Some(path) = &self.path else { return Ok(()) };
         if !self.dirty {
             return Ok(());
@@ -261,7 +264,9 @@ impl VerdictCache {
             out.push_str(&lines[k]);
             out.push('\n');
         }
-        write_atomic(path, &out)
+        write_atomic(path, &out)?;
+        self.dirty = false;
+        Ok(())
     }
 }
 

@@ -163,11 +163,18 @@ impl State {
     /// architecture picks the ISA, specs, rules and C dialect).
     pub fn new(opts: &Options, module_target: &str) -> R<State> {
         let t = std::time::Instant::now();
-        let target = Target::for_halide_target(module_target).map_err(CompileError::new)?;
+        // The verdict files (~7 MB) are read while the target loads: the
+        // two are independent, and each is tens of milliseconds.
+        let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load(p)));
+        let (target, cache) = rayon::join(|| Target::for_halide_target(module_target), load_cache);
+        let target = target.map_err(CompileError::new)?;
         let target_secs = t.elapsed().as_secs_f64();
         let dialect = crate::isel::dialect::for_isa(target.isa).map_err(CompileError::new)?;
         let t = std::time::Instant::now();
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
+        if let Some((path, cache)) = cache {
+            book.preload_verdicts(&path, cache);
+        }
         let rule_book_secs = t.elapsed().as_secs_f64();
         let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), target_secs, rule_book_secs, ..IselReport::default() };
         Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })

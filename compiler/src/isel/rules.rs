@@ -255,6 +255,9 @@ pub struct RuleBook {
     /// The instances of one root op, by exact head, once built.
     built: Mutex<HashMap<String, Arc<BTreeMap<Head, Vec<Candidate>>>>>,
     settled: Mutex<HashMap<String, (Verdict, String, bool)>>,
+    /// The verdict cache file last read, and what it holds: read once for
+    /// every kernel and function the book selects (~70,000 rows).
+    verdict_cache: Mutex<Option<(std::path::PathBuf, Arc<Mutex<VerdictCache>>)>>,
     /// Seconds spent building the book.
     pub build_secs: f64,
 }
@@ -274,7 +277,23 @@ impl RuleBook {
                 by_op.entry(op.clone()).or_default().push((k, envs));
             }
         }
-        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
+        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
+    }
+
+    /// Hands the book the verdict cache at `path`, read beforehand (say,
+    /// while the target loaded): [`load`](Self::load) with
+    /// `Verdicts::Cache(path)` then reads no file.
+    pub fn preload_verdicts(&self, path: &std::path::Path, cache: VerdictCache) {
+        *self.verdict_cache.lock().expect("verdict cache") = Some((path.to_path_buf(), Arc::new(Mutex::new(cache))));
+    }
+
+    /// The verdict cache at `path`, read the first time it is asked for.
+    fn verdict_cache(&self, path: &std::path::Path) -> Arc<Mutex<VerdictCache>> {
+        let mut slot = self.verdict_cache.lock().expect("verdict cache");
+        match &*slot {
+            Some((p, c)) if p == path => c.clone(),
+            _ => slot.insert((path.to_path_buf(), Arc::new(Mutex::new(VerdictCache::load(path))))).1.clone(),
+        }
     }
 
     /// The instances whose left side is rooted at `op`, by exact head.
@@ -366,13 +385,13 @@ impl RuleBook {
             let settled = self.settled.lock().expect("verdicts");
             chosen.iter().filter(|c| !settled.contains_key(&c.name)).collect()
         };
-        let mut cache: Option<Mutex<VerdictCache>> = None;
+        let mut cache: Option<Arc<Mutex<VerdictCache>>> = None;
         if !pending.is_empty() {
             let t = std::time::Instant::now();
-            let cache = cache.insert(Mutex::new(match verdicts {
-                Verdicts::Cache(p) => VerdictCache::load(p),
-                Verdicts::NoCache => VerdictCache::default(),
-            }));
+            let cache = &**cache.insert(match verdicts {
+                Verdicts::Cache(p) => self.verdict_cache(p),
+                Verdicts::NoCache => Arc::new(Mutex::new(VerdictCache::default())),
+            });
             out.verdict_files_secs = t.elapsed().as_secs_f64();
             use rayon::prelude::*;
             let settled: Vec<(String, (Verdict, String, bool))> = pending
