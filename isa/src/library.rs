@@ -95,10 +95,15 @@ impl SpecLibrary {
     /// The library of what parsed, and every error found on the way.
     fn parse(sources: &[(String, String)]) -> (SpecLibrary, Vec<Diagnostic>) {
         let mut errors = Vec::new();
+        // Files parse independently (x86's 31 files are ~40 ms on one
+        // thread), so in parallel; `collect` keeps their order, and so
+        // the errors' and the specs'.
+        use rayon::prelude::*;
+        let results: Vec<Result<SpecFile, Diagnostic>> = sources.par_iter().map(|(file, text)| crate::parser::parse_file(file, text)).collect();
         // By index into `sources`, for [`SourceTexts::of`].
         let mut parsed: Vec<(usize, SpecFile)> = Vec::new();
-        for (k, (file, text)) in sources.iter().enumerate() {
-            match crate::parser::parse_file(file, text) {
+        for (k, r) in results.into_iter().enumerate() {
+            match r {
                 Ok(f) => parsed.push((k, f)),
                 Err(e) => errors.push(e),
             }
