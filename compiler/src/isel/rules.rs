@@ -270,8 +270,12 @@ impl RuleBook {
         let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
         let mut by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>> = BTreeMap::new();
         let mut total = 0;
-        for (k, rule) in rules.iter().enumerate() {
-            let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
+        // Enumerating every rule's assignments is ~15 ms for x86.egg: in
+        // parallel, then taken in rule order (the first error is the same).
+        use rayon::prelude::*;
+        let all: Vec<Result<Vec<Assignment>, String>> = rules.par_iter().map(|rule| instantiations(rule, env.vector_widths)).collect();
+        for (k, (rule, envs)) in rules.iter().zip(all).enumerate() {
+            let envs = envs.map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
             total += envs.len();
             if let Term::Op(op, _, _) = &rule.lhs {
                 by_op.entry(op.clone()).or_default().push((k, envs));
