@@ -27,9 +27,13 @@ pub fn compile_isa(flag: Option<&str>, module: &misaal_frontends::stmt::Module) 
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
+    let started = std::time::Instant::now();
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
+    let parse_secs = started.elapsed().as_secs_f64();
+    let mut isel_times = String::new();
+    let mut emit_secs = 0.0;
     compile_isa(args.target.as_deref(), &module)?;
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
@@ -41,7 +45,10 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
             isel.rules = Some(path);
             isel.rules_text = text;
         }
+        let t = std::time::Instant::now();
         let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
+        emit_secs = t.elapsed().as_secs_f64();
+        isel_times = report.as_ref().map(|r| r.times()).unwrap_or_default();
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
         if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {
             write_usage(dir, r)?;
@@ -64,9 +71,22 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?
     };
     let header = args.output.with_extension("h");
+    let t = std::time::Instant::now();
     write_atomic(&header, &prog.h)?;
     write_atomic(&args.output, &prog.c)?;
+    let write_secs = t.elapsed().as_secs_f64();
     println!("wrote {} and {}", args.output.display(), header.display());
+    if args.explain_isel {
+        // The whole compile (not --explain-isel's own selection before it):
+        // emission holds the target, rule book and selection times.
+        eprintln!(
+            "compile times: parse {:.1} ms, emit {:.1} ms ({isel_times}), write {:.1} ms; total {:.1} ms",
+            parse_secs * 1e3,
+            emit_secs * 1e3,
+            write_secs * 1e3,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     if std::env::var_os(PEAK_RSS_ENV).is_some()
         && let Some(kb) = own_peak_rss_kb()
     {

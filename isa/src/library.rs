@@ -30,6 +30,8 @@ pub struct SpecLibrary {
     instances: Mutex<HashMap<String, HashMap<Vec<i128>, Instance>>>,
     /// Instantiated signatures (no unrolling), the same way.
     signatures: Mutex<HashMap<String, HashMap<Vec<i128>, Result<Arc<Instr>, Diagnostic>>>>,
+    /// The source text each spec and function was parsed from.
+    sources: SourceTexts,
 }
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
@@ -93,18 +95,25 @@ impl SpecLibrary {
     /// The library of what parsed, and every error found on the way.
     fn parse(sources: &[(String, String)]) -> (SpecLibrary, Vec<Diagnostic>) {
         let mut errors = Vec::new();
-        let mut parsed: Vec<SpecFile> = Vec::new();
-        for (file, text) in sources {
-            match crate::parser::parse_file(file, text) {
-                Ok(f) => parsed.push(f),
+        // Files parse independently (x86's 31 files are ~40 ms on one
+        // thread), so in parallel; `collect` keeps their order, and so
+        // the errors' and the specs'.
+        use rayon::prelude::*;
+        let results: Vec<Result<SpecFile, Diagnostic>> = sources.par_iter().map(|(file, text)| crate::parser::parse_file(file, text)).collect();
+        // By index into `sources`, for [`SourceTexts::of`].
+        let mut parsed: Vec<(usize, SpecFile)> = Vec::new();
+        for (k, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(f) => parsed.push((k, f)),
                 Err(e) => errors.push(e),
             }
         }
+        let sources_text = SourceTexts::of(sources, &parsed);
         let mut defs: HashMap<String, Def> = HashMap::new();
         let mut instrs: Vec<Arc<Instr>> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         let mut generics: HashMap<String, Arc<Instr>> = HashMap::new();
-        for f in parsed {
+        for (_, f) in parsed {
             for d in f.defs {
                 if let Some(prev) = defs.get(&d.name) {
                     errors.push(Diagnostic::new(
@@ -144,7 +153,7 @@ impl SpecLibrary {
         }
         let semantics = instrs.iter().map(|_| OnceLock::new()).collect();
         let digests = instrs.iter().map(|_| OnceLock::new()).collect();
-        let lib = SpecLibrary { instrs, semantics, digests, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()) };
+        let lib = SpecLibrary { instrs, semantics, digests, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()), sources: sources_text };
         (lib, errors)
     }
 
@@ -258,6 +267,36 @@ impl SpecLibrary {
         r
     }
 
+    /// The source text of the spec (concrete or generic) named `name`, as
+    /// [`SourceTexts`] cuts it, after its file's stem (the spec's family).
+    /// With [`defs_digest`](Self::defs_digest) it decides the spec's
+    /// semantics: what a rule instance's pre-key digests. `None` for a spec
+    /// whose semantics are withheld or known not to unroll (the text would
+    /// vouch for semantics this library does not give).
+    pub fn spec_source(&self, name: &str) -> Option<String> {
+        match self.by_name.get(name) {
+            Some(&k) if matches!(self.semantics[k].get(), Some(Err(_))) => return None,
+            Some(_) => {}
+            // Not in the library (or no longer, see `retain`).
+            None if !self.generics.contains_key(name) => return None,
+            None => {}
+        }
+        let (file, range) = self.sources.items.get(name)?;
+        let (stem, text) = &self.sources.files[*file];
+        Some(format!("{stem}\n{}", &text[range.clone()]))
+    }
+
+    /// A digest of the source text of every function (`def`) of the
+    /// library, by name (any spec may call any of them), computed once.
+    pub fn defs_digest(&self) -> &str {
+        self.sources.defs_digest.get_or_init(|| {
+            let mut defs: Vec<(&String, &(usize, std::ops::Range<usize>))> = self.sources.defs.iter().collect();
+            defs.sort_by(|a, b| a.0.cmp(b.0));
+            let text: String = defs.iter().map(|(name, (file, range))| format!("def {name} in {}\n{}\n", self.sources.files[*file].0, &self.sources.files[*file].1[range.clone()])).collect();
+            crate::status::text_digest(&text)
+        })
+    }
+
     /// Unrolls an instruction that is not (or no longer) in the library, e.g.
     /// a mutated copy, against this library's functions.
     pub fn unroll(&self, instr: &Instr) -> Result<Semantics, Diagnostic> {
@@ -265,3 +304,50 @@ impl SpecLibrary {
     }
 }
 
+
+/// Where each item (`instr` or `def`) of the library's files lies in their
+/// text. An item's text runs from its keyword to the next item's (the
+/// first item's from the start of the file), so every character of a file
+/// is in exactly one item, and an item's tokens, hence its syntax tree,
+/// are all in its own text: the same text parses to the same spec.
+#[derive(Default)]
+struct SourceTexts {
+    /// Each file's stem and text.
+    files: Vec<(String, Arc<str>)>,
+    /// Specs by name: file index and byte range (the first of duplicates).
+    items: HashMap<String, (usize, std::ops::Range<usize>)>,
+    defs: HashMap<String, (usize, std::ops::Range<usize>)>,
+    /// [`SpecLibrary::defs_digest`], computed once.
+    defs_digest: OnceLock<String>,
+}
+
+impl SourceTexts {
+    fn of(sources: &[(String, String)], parsed: &[(usize, SpecFile)]) -> SourceTexts {
+        let mut out = SourceTexts::default();
+        for (k, f) in parsed {
+            let (file, text) = &sources[*k];
+            let stem = Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+            let at = |span: crate::diag::Span| byte_offset(text, &line_starts, span.line, span.col);
+            let mut starts: Vec<(usize, bool, &str)> = f.instrs.iter().map(|i| (at(i.span), false, i.name.as_str())).chain(f.defs.iter().map(|d| (at(d.span), true, d.name.as_str()))).collect();
+            starts.sort();
+            let index = out.files.len();
+            for (n, &(start, is_def, name)) in starts.iter().enumerate() {
+                let from = if n == 0 { 0 } else { start };
+                let to = starts.get(n + 1).map_or(text.len(), |s| s.0);
+                let map = if is_def { &mut out.defs } else { &mut out.items };
+                map.entry(name.to_string()).or_insert((index, from..to));
+            }
+            out.files.push((stem, Arc::from(text.as_str())));
+        }
+        out
+    }
+}
+
+/// The byte offset of a 1-based line and column (in characters, as the
+/// lexer counts them), given where each line starts; the end of the text
+/// if past it.
+fn byte_offset(text: &str, line_starts: &[usize], line: u32, col: u32) -> usize {
+    let Some(&start) = line_starts.get(line.saturating_sub(1) as usize) else { return text.len() };
+    text[start..].char_indices().nth(col.saturating_sub(1) as usize).map_or(text.len(), |(i, _)| start + i)
+}

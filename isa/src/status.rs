@@ -156,6 +156,13 @@ impl StatusTable {
     }
 }
 
+/// A 128-bit FNV-1a digest of `text` (two 64-bit streams), in hex: the
+/// hash the spec and verdict digests use.
+pub fn text_digest(text: &str) -> String {
+    let fnv = |seed: u64| text.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+}
+
 /// A stable 128-bit digest of unrolled semantics: operand widths and each
 /// lane's expression, hashed structurally (a node by its operation and its
 /// children's digests), so it does not depend on the order in which the

@@ -332,119 +332,7 @@ pub fn summarize(results: &[InstanceResult]) -> BTreeMap<Verdict, usize> {
     m
 }
 
-/// Verdicts keyed by `cache_key`, kept in one tab-separated file so that a
-/// re-run of an unchanged ruleset is instant. Written whole via a
-/// temporary file and a rename.
-///
-/// Under it lies a read-only layer: the verdicts shipped with the rulesets
-/// (`rulesets/*.verdicts.tsv`, written by `misaal verify --export-verdicts`),
-/// so a fresh checkout compiles without first proving every rule. Keys are
-/// digests of both sides' full semantics and of the audit settings, so an
-/// entry can only ever answer for the exact query that was proved.
-#[derive(Default)]
-pub struct VerdictCache {
-    path: Option<std::path::PathBuf>,
-    map: std::collections::HashMap<String, (Verdict, f64, usize, String)>,
-    shipped: std::collections::HashMap<String, (Verdict, f64, usize, String)>,
-    /// Keys asked for or settled in this run, for `export`.
-    touched: std::collections::BTreeSet<String>,
-    dirty: bool,
-}
-
-type CacheMap = std::collections::HashMap<String, (Verdict, f64, usize, String)>;
-
-fn read_verdicts(path: &std::path::Path, into: &mut CacheMap) {
-    if let Ok(text) = std::fs::read_to_string(path) {
-        for line in text.lines() {
-            let f: Vec<&str> = line.splitn(5, '\t').collect();
-            if let [k, v, ms, n, cx] = f[..]
-                && let (Some(v), Ok(ms), Ok(n)) = (Verdict::parse(v), ms.parse(), n.parse())
-            {
-                into.insert(k.to_string(), (v, ms, n, cx.to_string()));
-            }
-        }
-    }
-}
-
-/// The folder of the bundled rulesets and their shipped verdicts.
-pub fn bundled_rulesets_dir() -> std::path::PathBuf {
-    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets"))
-}
-
-impl VerdictCache {
-    /// The cache at `path` over the shipped verdicts.
-    pub fn load(path: &std::path::Path) -> VerdictCache {
-        let mut c = VerdictCache { path: Some(path.to_path_buf()), ..Default::default() };
-        read_verdicts(path, &mut c.map);
-        if let Ok(dir) = std::fs::read_dir(bundled_rulesets_dir()) {
-            let mut files: Vec<std::path::PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".verdicts.tsv")).collect();
-            files.sort();
-            for f in files {
-                read_verdicts(&f, &mut c.shipped);
-            }
-        }
-        c
-    }
-
-    pub fn get(&mut self, key: &str) -> Option<&(Verdict, f64, usize, String)> {
-        let hit = self.map.get(key).or_else(|| self.shipped.get(key));
-        if hit.is_some() {
-            self.touched.insert(key.to_string());
-        }
-        hit
-    }
-
-    /// Only settled verdicts are cached; unknowns are retried next time.
-    pub fn put(&mut self, key: String, r: &InstanceResult) {
-        if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) {
-            self.touched.insert(key.clone());
-            self.map.insert(key, (r.verdict, r.solver_ms, r.quickcheck_cases, r.counterexample.replace(['\t', '\n'], " ")));
-            self.dirty = true;
-        }
-    }
-
-    /// Whether this run settled a verdict that was in neither layer.
-    pub fn proved_anything_new(&self) -> bool {
-        self.dirty
-    }
-
-    /// Writes the settled verdicts this run used (read or proved), sorted,
-    /// to `path`: the file a ruleset ships with.
-    pub fn export(&self, path: &std::path::Path) -> std::io::Result<usize> {
-        let mut out = String::new();
-        let mut n = 0;
-        for k in &self.touched {
-            if let Some((v, ms, cases, cx)) = self.map.get(k).or_else(|| self.shipped.get(k)) {
-                out.push_str(&format!("{k}\t{}\t{ms:.3}\t{cases}\t{cx}\n", v.label()));
-                n += 1;
-            }
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, out)?;
-        std::fs::rename(&tmp, path)?;
-        Ok(n)
-    }
-
-    pub fn save(&self) -> std::io::Result<()> {
-        let Some(path) = &self.path else { return Ok(()) };
-        if !self.dirty {
-            return Ok(());
-        }
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d)?;
-        }
-        let mut keys: Vec<&String> = self.map.keys().collect();
-        keys.sort();
-        let mut out = String::new();
-        for k in keys {
-            let (v, ms, n, cx) = &self.map[k];
-            out.push_str(&format!("{k}\t{}\t{ms:.3}\t{n}\t{cx}\n", v.label()));
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, out)?;
-        std::fs::rename(&tmp, path)
-    }
-}
+pub use crate::verdicts::{VerdictCache, bundled_rulesets_dir};
 
 /// Parses a rule file and resolves every instruction and op it names
 /// against the libraries: an unknown name, a name of another target's spec,
@@ -597,13 +485,19 @@ pub fn run_job(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &std::sync
     };
     let key = cache_key(&sides, cfg);
     let pkey = proof_key(&sides);
+    // Recorded beside a proof, so that the next lookup of this instance
+    // needs no sides (see `prekey`).
+    let pre = crate::prekey::pre_key(libs, rule, env);
     {
         let mut c = cache.lock().expect("cache");
-        let hit = match c.get(&key).cloned() {
+        let hit = match c.get(&key) {
             Some(h) => Some(h),
-            None => c.get(&pkey).filter(|h| h.0 == Verdict::Proved).cloned(),
+            None => c.get(&pkey).filter(|h| h.0 == Verdict::Proved),
         };
         if let Some((v, ms, n, cx)) = hit {
+            if let Some(pre) = pre.filter(|_| v == Verdict::Proved) {
+                c.put_pre_key(pre, pkey);
+            }
             return InstanceResult { rule: rule.name.clone(), instantiation: describe_env(env), verdict: v, solver_ms: ms, quickcheck_cases: n, counterexample: cx, cached: true };
         }
     }
@@ -611,7 +505,10 @@ pub fn run_job(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &std::sync
     let mut c = cache.lock().expect("cache");
     c.put(key, &r);
     if r.verdict == Verdict::Proved {
-        c.put(pkey, &r);
+        c.put(pkey.clone(), &r);
+        if let Some(pre) = pre {
+            c.put_pre_key(pre, pkey);
+        }
     }
     drop(c);
     r

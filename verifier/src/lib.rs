@@ -18,9 +18,11 @@ pub mod hexagon;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
+pub mod prekey;
 pub mod qemu;
 pub mod silicon;
 pub mod smt;
+pub mod verdicts;
 
 pub use hexagon::HvxQemu;
 pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, cases_for, check_against};

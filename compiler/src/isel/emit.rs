@@ -69,6 +69,9 @@ pub struct IselReport {
     pub features: Option<crate::isel::features::CpuFeatures>,
     /// The `#include` lines of the target's intrinsics (its C dialect).
     pub header: String,
+    /// Seconds loading the target (specs, status, costs) and building the rule book.
+    pub target_secs: f64,
+    pub rule_book_secs: f64,
 }
 
 impl IselReport {
@@ -118,6 +121,25 @@ impl IselReport {
         s.push_str(&format!("isel: intrinsics {}\n", calls.join(", ")));
         s
     }
+
+    /// Where selection's time went, summed over the functions: one line
+    /// for `misaal compile --explain-isel` (never in the C, whose comments
+    /// [`summary`](Self::summary) writes).
+    pub fn times(&self) -> String {
+        let sum = |f: &dyn Fn(&Selection) -> f64| self.selections.iter().map(|(_, s)| f(s)).sum::<f64>() * 1e3;
+        format!(
+            "target {:.1} ms, rule book {:.1} ms, select {:.1} ms (encode {:.1}, rules {:.1} [verdict files {:.1}, verdicts {:.1}], saturate {:.1}, extract {:.1})",
+            self.target_secs * 1e3,
+            self.rule_book_secs * 1e3,
+            sum(&|s| s.encode_secs + s.rules_secs + s.saturate_secs + s.extract_secs),
+            sum(&|s| s.encode_secs),
+            sum(&|s| s.rules_secs),
+            sum(&|s| s.rules.verdict_files_secs),
+            sum(&|s| s.rules.verify_secs),
+            sum(&|s| s.saturate_secs),
+            sum(&|s| s.extract_secs),
+        )
+    }
 }
 
 /// Selection state for one module's emission.
@@ -140,10 +162,21 @@ impl State {
     /// For a module whose header says `target=module_target` (its
     /// architecture picks the ISA, specs, rules and C dialect).
     pub fn new(opts: &Options, module_target: &str) -> R<State> {
-        let target = Target::for_halide_target(module_target).map_err(CompileError::new)?;
+        let t = std::time::Instant::now();
+        // The verdict files (~7 MB) are read while the target loads: the
+        // two are independent, and each is tens of milliseconds.
+        let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load(p)));
+        let (target, cache) = rayon::join(|| Target::for_halide_target(module_target), load_cache);
+        let target = target.map_err(CompileError::new)?;
+        let target_secs = t.elapsed().as_secs_f64();
         let dialect = crate::isel::dialect::for_isa(target.isa).map_err(CompileError::new)?;
+        let t = std::time::Instant::now();
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
-        let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), ..IselReport::default() };
+        if let Some((path, cache)) = cache {
+            book.preload_verdicts(&path, cache);
+        }
+        let rule_book_secs = t.elapsed().as_secs_f64();
+        let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), target_secs, rule_book_secs, ..IselReport::default() };
         Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
     }
 

@@ -23,6 +23,7 @@ use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
+use misaal_verifier::prekey::proved_by_pre_key;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -135,6 +136,8 @@ pub struct LoadedRules {
     pub irrelevant: usize,
     /// Seconds spent on verdicts (cache reads and proofs).
     pub verify_secs: f64,
+    /// Of which reading the verdict cache and the shipped verdict files.
+    pub verdict_files_secs: f64,
 }
 
 impl LoadedRules {
@@ -252,6 +255,9 @@ pub struct RuleBook {
     /// The instances of one root op, by exact head, once built.
     built: Mutex<HashMap<String, Arc<BTreeMap<Head, Vec<Candidate>>>>>,
     settled: Mutex<HashMap<String, (Verdict, String, bool)>>,
+    /// The verdict cache file last read, and what it holds: read once for
+    /// every kernel and function the book selects (~70,000 rows).
+    verdict_cache: Mutex<Option<(std::path::PathBuf, Arc<Mutex<VerdictCache>>)>>,
     /// Seconds spent building the book.
     pub build_secs: f64,
 }
@@ -264,14 +270,34 @@ impl RuleBook {
         let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
         let mut by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>> = BTreeMap::new();
         let mut total = 0;
-        for (k, rule) in rules.iter().enumerate() {
-            let envs = instantiations(rule, env.vector_widths).map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
+        // Enumerating every rule's assignments is ~15 ms for x86.egg: in
+        // parallel, then taken in rule order (the first error is the same).
+        use rayon::prelude::*;
+        let all: Vec<Result<Vec<Assignment>, String>> = rules.par_iter().map(|rule| instantiations(rule, env.vector_widths)).collect();
+        for (k, (rule, envs)) in rules.iter().zip(all).enumerate() {
+            let envs = envs.map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
             total += envs.len();
             if let Term::Op(op, _, _) = &rule.lhs {
                 by_op.entry(op.clone()).or_default().push((k, envs));
             }
         }
-        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), build_secs: started.elapsed().as_secs_f64() })
+        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
+    }
+
+    /// Hands the book the verdict cache at `path`, read beforehand (say,
+    /// while the target loaded): [`load`](Self::load) with
+    /// `Verdicts::Cache(path)` then reads no file.
+    pub fn preload_verdicts(&self, path: &std::path::Path, cache: VerdictCache) {
+        *self.verdict_cache.lock().expect("verdict cache") = Some((path.to_path_buf(), Arc::new(Mutex::new(cache))));
+    }
+
+    /// The verdict cache at `path`, read the first time it is asked for.
+    fn verdict_cache(&self, path: &std::path::Path) -> Arc<Mutex<VerdictCache>> {
+        let mut slot = self.verdict_cache.lock().expect("verdict cache");
+        match &*slot {
+            Some((p, c)) if p == path => c.clone(),
+            _ => slot.insert((path.to_path_buf(), Arc::new(Mutex::new(VerdictCache::load(path))))).1.clone(),
+        }
     }
 
     /// The instances whose left side is rooted at `op`, by exact head.
@@ -280,19 +306,28 @@ impl RuleBook {
             return b.clone();
         }
         let libs = Libraries { x86: env.instrs, halide: env.halide };
-        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
-        for (k, envs) in self.by_op.get(op).into_iter().flatten() {
-            let rule = &self.rules[*k];
-            for assign in envs {
+        // Each instantiation is type-checked and its specs' status looked
+        // up (unrolling them the first time) in parallel; `collect` keeps
+        // rule order, so the candidates are the same, in the same order.
+        use rayon::prelude::*;
+        let jobs: Vec<(usize, &Assignment)> = self.by_op.get(op).into_iter().flatten().flat_map(|(k, envs)| envs.iter().map(move |a| (*k, a))).collect();
+        let built: Vec<Option<(Head, Candidate)>> = jobs
+            .par_iter()
+            .map(|&(k, assign)| {
+                let rule = &self.rules[k];
                 // An instantiation whose sides do not type-check is never
                 // loaded (the verifier calls it refuted).
-                let Ok((lhs, rhs)) = instantiate(env, rule, assign) else { continue };
-                let Some(head) = lhs.root_head() else { continue };
+                let (lhs, rhs) = instantiate(env, rule, assign).ok()?;
+                let head = lhs.root_head()?;
                 let missing = unverified_specs(&libs, rule, assign, env.status);
                 let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
                 let name = format!("{}[{}]", rule.name, describe_env(assign));
-                by_head.entry(head).or_default().push(Candidate { rule: *k, assign: assign.clone(), name, lhs, rhs, unverified });
-            }
+                Some((head, Candidate { rule: k, assign: assign.clone(), name, lhs, rhs, unverified }))
+            })
+            .collect();
+        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
+        for (head, c) in built.into_iter().flatten() {
+            by_head.entry(head).or_default().push(c);
         }
         let b = Arc::new(by_head);
         self.built.lock().expect("rule book").insert(op.to_string(), b.clone());
@@ -346,24 +381,29 @@ impl RuleBook {
                 chosen.push(c.clone());
             }
         }
-        // Settle the verdicts not settled yet, in parallel: each needs both
-        // sides' semantics unrolled for its proof key (milliseconds each),
-        // and a proof when no cache holds it.
+        // Settle the verdicts not settled yet, in parallel: by pre-key when
+        // a verdict file records one, else with both sides' semantics
+        // unrolled for the proof key (milliseconds each), and a proof when
+        // no cache holds it.
         let pending: Vec<&Candidate> = {
             let settled = self.settled.lock().expect("verdicts");
             chosen.iter().filter(|c| !settled.contains_key(&c.name)).collect()
         };
-        let mut cache: Option<Mutex<VerdictCache>> = None;
+        let mut cache: Option<Arc<Mutex<VerdictCache>>> = None;
         if !pending.is_empty() {
-            let cache = cache.insert(Mutex::new(match verdicts {
-                Verdicts::Cache(p) => VerdictCache::load(p),
-                Verdicts::NoCache => VerdictCache::default(),
-            }));
+            let t = std::time::Instant::now();
+            let cache = &**cache.insert(match verdicts {
+                Verdicts::Cache(p) => self.verdict_cache(p),
+                Verdicts::NoCache => Arc::new(Mutex::new(VerdictCache::default())),
+            });
+            out.verdict_files_secs = t.elapsed().as_secs_f64();
             use rayon::prelude::*;
             let settled: Vec<(String, (Verdict, String, bool))> = pending
                 .par_iter()
                 .map(|c| {
-                    let r = run_job(&libs, &Job { rule: &self.rules[c.rule], env: Some(c.assign.clone()) }, &cfg, cache);
+                    let rule = &self.rules[c.rule];
+                    // A pre-key hit skips unrolling the sides for the proof key.
+                    let r = proved_by_pre_key(&libs, rule, &c.assign, cache).unwrap_or_else(|| run_job(&libs, &Job { rule, env: Some(c.assign.clone()) }, &cfg, cache));
                     (c.name.clone(), (r.verdict, r.counterexample, r.cached))
                 })
                 .collect();

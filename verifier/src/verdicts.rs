@@ -1,0 +1,277 @@
+//! The verdict cache (`.misaal-cache/verify.tsv`) over the verdicts shipped
+//! with the rulesets (`rulesets/<target>.verdicts.tsv`, written by
+//! `misaal verify --export-verdicts`). Both are tab-separated, one row a
+//! line, of two kinds:
+//!
+//! - `KEY  VERDICT  SOLVER_MS  QUICKCHECK_CASES  COUNTEREXAMPLE`: a verdict,
+//!   KEY a [`cache_key`](crate::audit::cache_key) (32 hex digits) or a
+//!   [`proof_key`](crate::audit::proof_key) (`p` and 32 hex digits);
+//! - `PRE_KEY  proof-key  PROOF_KEY`: a rule instance's
+//!   [`pre_key`](crate::prekey::pre_key) (`i` and 32 hex digits) and the
+//!   proof key of its sides, so the instance's verdict is found without
+//!   unrolling them. Readers that predate it skip it (its second column is
+//!   no verdict).
+//!
+//! A file is read whole and its rows indexed by key; a row is parsed when
+//! asked for (a compile asks for a few hundred of ~70,000).
+
+use crate::audit::{InstanceResult, Verdict};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// A verdict: the verdict, solver milliseconds, quickcheck cases, counterexample.
+pub type Row = (Verdict, f64, usize, String);
+
+/// The second column of a pre-key row.
+pub const PRE_KEY_ROW: &str = "proof-key";
+
+/// The folder of the bundled rulesets and their shipped verdicts.
+pub fn bundled_rulesets_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets"))
+}
+
+/// A key as the files write it: a kind (`0` for a cache key, `b'p'`,
+/// `b'i'`) and 32 lowercase hex digits. Hashing it is cheaper than the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Key {
+    kind: u8,
+    hash: u128,
+}
+
+impl Key {
+    fn parse(s: &str) -> Option<Key> {
+        let (kind, hex) = match s.as_bytes().first()? {
+            b'p' => (b'p', &s[1..]),
+            b'i' => (b'i', &s[1..]),
+            _ => (0, s),
+        };
+        if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return None;
+        }
+        Some(Key { kind, hash: u128::from_str_radix(hex, 16).ok()? })
+    }
+}
+
+/// A verdict row's key and fields, the counterexample borrowed.
+fn parse_verdict_row(line: &str) -> Option<(&str, (Verdict, f64, usize, &str))> {
+    let mut f = line.splitn(5, '\t');
+    let (k, v, ms, n, cx) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+    Some((k, (Verdict::parse(v)?, ms.parse().ok()?, n.parse().ok()?, cx)))
+}
+
+/// One verdict file as read.
+#[derive(Default)]
+struct VerdictFile {
+    text: String,
+    /// Verdict rows by key: where each line starts (the last of duplicates).
+    rows: HashMap<Key, usize>,
+    /// Rows whose key is not of the usual shape, parsed.
+    odd: HashMap<String, Row>,
+    /// Pre-key rows: pre-key to proof key.
+    pre: HashMap<Key, Key>,
+}
+
+impl VerdictFile {
+    /// The file at `path`; empty if it cannot be read (a cache not yet written).
+    fn read(path: &Path) -> VerdictFile {
+        let Ok(text) = std::fs::read_to_string(path) else { return VerdictFile::default() };
+        let (mut rows, mut odd, mut pre) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let mut start = 0;
+        for raw in text.split('\n') {
+            let at = start;
+            start += raw.len() + 1;
+            let line = raw.strip_suffix('\r').unwrap_or(raw);
+            let Some((k, rest)) = line.split_once('\t') else { continue };
+            if let Some(proof) = rest.strip_prefix(PRE_KEY_ROW).and_then(|r| r.strip_prefix('\t')) {
+                if let (Some(pk), Some(proof)) = (Key::parse(k), Key::parse(proof))
+                    && pk.kind == b'i'
+                    && proof.kind == b'p'
+                {
+                    pre.insert(pk, proof);
+                }
+                continue;
+            }
+            // Only well-formed rows count, as they always have.
+            let Some((_, (v, ms, n, cx))) = parse_verdict_row(line) else { continue };
+            match Key::parse(k) {
+                Some(key) => {
+                    rows.insert(key, at);
+                }
+                None => {
+                    odd.insert(k.to_string(), (v, ms, n, cx.to_string()));
+                }
+            }
+        }
+        VerdictFile { text, rows, odd, pre }
+    }
+
+    fn line_at(&self, at: usize) -> &str {
+        let line = self.text[at..].split('\n').next().unwrap_or("");
+        line.strip_suffix('\r').unwrap_or(line)
+    }
+
+    fn get(&self, key: &str) -> Option<Row> {
+        match Key::parse(key) {
+            Some(k) => self.rows.get(&k).and_then(|&at| parse_verdict_row(self.line_at(at))).map(|(_, (v, ms, n, cx))| (v, ms, n, cx.to_string())),
+            None => self.odd.get(key).cloned(),
+        }
+    }
+
+    fn proof_key_of(&self, pre: &str) -> Option<String> {
+        self.pre.get(&Key::parse(pre)?).map(|k| format!("p{:032x}", k.hash))
+    }
+
+    /// Every verdict row's key and line, and every pre-key row's.
+    fn lines(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        let rows = self.rows.values().map(|&at| {
+            let line = self.line_at(at);
+            (line.split('\t').next().unwrap_or("").to_string(), line.to_string())
+        });
+        let odd = self.odd.iter().map(|(k, r)| (k.clone(), row_line(k, r)));
+        let pre = self.pre.iter().map(|(p, k)| {
+            let p = format!("i{:032x}", p.hash);
+            let line = format!("{p}\t{PRE_KEY_ROW}\tp{:032x}", k.hash);
+            (p, line)
+        });
+        rows.chain(odd).chain(pre)
+    }
+}
+
+fn row_line(k: &str, (v, ms, n, cx): &Row) -> String {
+    format!("{k}\t{}\t{ms:.3}\t{n}\t{cx}", v.label())
+}
+
+/// Verdicts keyed by `cache_key` (and proofs by `proof_key`), kept in one
+/// tab-separated file so that a re-run of an unchanged ruleset is instant.
+/// Written whole via a temporary file and a rename.
+///
+/// Under it lies a read-only layer: the verdicts shipped with the rulesets,
+/// so a fresh checkout compiles without first proving every rule. Keys are
+/// digests of both sides' full semantics (and, for `cache_key`, of the audit
+/// settings), so an entry can only ever answer for the exact query that was
+/// proved; a pre-key answers only through the proof key it names.
+#[derive(Default)]
+pub struct VerdictCache {
+    path: Option<PathBuf>,
+    /// The cache file as read.
+    local: VerdictFile,
+    /// Verdicts and pre-keys settled in this run, over `local`.
+    fresh: HashMap<String, Row>,
+    fresh_pre: HashMap<String, String>,
+    /// The shipped files, in name order (a later one wins a duplicate key).
+    shipped: Vec<VerdictFile>,
+    /// Keys asked for or settled in this run, for `export`.
+    touched: BTreeSet<String>,
+    dirty: bool,
+}
+
+impl VerdictCache {
+    /// The cache at `path` over the shipped verdicts.
+    pub fn load(path: &Path) -> VerdictCache {
+        let mut files: Vec<PathBuf> = match std::fs::read_dir(bundled_rulesets_dir()) {
+            Ok(dir) => dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".verdicts.tsv")).collect(),
+            Err(_) => Vec::new(),
+        };
+        files.sort();
+        VerdictCache { path: Some(path.to_path_buf()), local: VerdictFile::read(path), shipped: files.iter().map(|f| VerdictFile::read(f)).collect(), ..Default::default() }
+    }
+
+    fn lookup(&self, key: &str) -> Option<Row> {
+        if let Some(r) = self.fresh.get(key) {
+            return Some(r.clone());
+        }
+        self.local.get(key).or_else(|| self.shipped.iter().rev().find_map(|f| f.get(key)))
+    }
+
+    pub fn get(&mut self, key: &str) -> Option<Row> {
+        let hit = self.lookup(key);
+        if hit.is_some() {
+            self.touched.insert(key.to_string());
+        }
+        hit
+    }
+
+    /// The proof key a pre-key row names, if any layer has one.
+    pub fn proof_key_of(&mut self, pre: &str) -> Option<String> {
+        let hit = self.fresh_pre.get(pre).cloned().or_else(|| self.local.proof_key_of(pre)).or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(pre)));
+        if hit.is_some() {
+            self.touched.insert(pre.to_string());
+        }
+        hit
+    }
+
+    /// Only settled verdicts are cached; unknowns are retried next time.
+    pub fn put(&mut self, key: String, r: &InstanceResult) {
+        if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) {
+            self.touched.insert(key.clone());
+            self.fresh.insert(key, (r.verdict, r.solver_ms, r.quickcheck_cases, r.counterexample.replace(['\t', '\n'], " ")));
+            self.dirty = true;
+        }
+    }
+
+    /// Records that the instance with pre-key `pre` has sides with proof key `proof`.
+    pub fn put_pre_key(&mut self, pre: String, proof: String) {
+        self.touched.insert(pre.clone());
+        if self.local.proof_key_of(&pre).as_ref() == Some(&proof) || self.fresh_pre.get(&pre) == Some(&proof) {
+            return;
+        }
+        self.fresh_pre.insert(pre, proof);
+        self.dirty = true;
+    }
+
+    /// Whether this run settled a verdict (or pre-key) that was in neither
+    /// layer, since the cache was read or last saved.
+    pub fn proved_anything_new(&self) -> bool {
+        self.dirty
+    }
+
+    /// Writes the settled verdicts this run used (read or proved), and the
+    /// pre-keys it used or recorded, sorted, to `path`: the file a ruleset
+    /// ships with. Returns the number of verdicts written.
+    pub fn export(&self, path: &Path) -> std::io::Result<usize> {
+        let mut out = String::new();
+        let mut n = 0;
+        for k in &self.touched {
+            if let Some(r) = self.lookup(k) {
+                out.push_str(&row_line(k, &r));
+                out.push('\n');
+                n += 1;
+            } else if let Some(p) = self.fresh_pre.get(k).cloned().or_else(|| self.local.proof_key_of(k)).or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(k))) {
+                out.push_str(&format!("{k}\t{PRE_KEY_ROW}\t{p}\n"));
+            }
+        }
+        write_atomic(path, &out)?;
+        Ok(n)
+    }
+
+    /// Writes the cache file if this run settled anything new since it was
+    /// read or last saved.
+    pub fn save(&mut self) -> std::io::Result<()> {
+        let Some(path) = &self.path else { return Ok(()) };
+        if !self.dirty {
+            return Ok(());
+        }
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let mut lines: HashMap<String, String> = self.local.lines().collect();
+        lines.extend(self.fresh.iter().map(|(k, r)| (k.clone(), row_line(k, r))));
+        lines.extend(self.fresh_pre.iter().map(|(k, p)| (k.clone(), format!("{k}\t{PRE_KEY_ROW}\t{p}"))));
+        let mut keys: Vec<&String> = lines.keys().collect();
+        keys.sort();
+        let mut out = String::new();
+        for k in keys {
+            out.push_str(&lines[k]);
+            out.push('\n');
+        }
+        write_atomic(path, &out)?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
