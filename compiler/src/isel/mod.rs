@@ -426,11 +426,14 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     // reduction) made the whole selected reduction dearer than its naive
     // loop.
     let scalar_heads: std::collections::HashMap<&Op, bool> = graph.nodes.iter().map(|n| (&n.op, scalar_op(&target.halide, &n.op))).collect();
+    // An instruction over constants only: hoisted out of the loop. One
+    // definition for the cost and for the report's count.
     let constant = graph.constant_classes();
+    let hoisted_instr = |n: &extract::GNode| matches!(n.op, Op::Instr { .. }) && n.kids.iter().all(|&k| constant[k]);
     let node_cost = |n: &extract::GNode| {
         if !n.glue && scalar_heads.get(&n.op) == Some(&true) {
             extract::scalar_op_cost(&n.op, SCALAR_OP_COST)
-        } else if matches!(n.op, Op::Instr { .. }) && n.kids.iter().all(|&k| constant[k]) {
+        } else if hoisted_instr(n) {
             target.costs.gnode(n) * extract::HOISTED_SHARE
         } else {
             target.costs.gnode(n)
@@ -458,7 +461,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
             op @ Op::Halide { .. } => *fallbacks.entry(op.to_string()).or_default() += 1,
             Op::Instr { name } => {
                 *used.entry(name.clone()).or_default() += 1;
-                if graph.nodes[n].kids.iter().all(|&k| constant[k]) {
+                if hoisted_instr(&graph.nodes[n]) {
                     *hoisted.entry(name.clone()).or_default() += 1;
                 }
             }
