@@ -1,26 +1,33 @@
-//! `misaal isa check`: every spec against its oracle, then the status table.
+//! `misaal isa check`: every spec against its oracle, then this machine's
+//! evidence file.
 //!
 //! A spec that agreed on every case is `silicon`. One the CPU cannot run is
-//! `proven-twin` when Z3 proves it equal to a verified spec of the same
-//! instruction (same mnemonic and operands, another encoding: the VEX
-//! AVX-VNNI dot products against their EVEX AVX512-VNNI forms), and
-//! `skipped` otherwise. The statuses go to `<specs>/STATUS.tsv`, which
-//! everything downstream reads. ARM specs run under qemu-aarch64
-//! (`misaal_verifier::qemu`) and HVX specs under qemu-hexagon
-//! (`misaal_verifier::hexagon`, freestanding harnesses built by clang 19),
-//! all cases of all specs batched up front; a spec that agreed is
-//! `emulator`.
+//! `proven-twin` when Z3 proves it equal to a spec verified by current
+//! evidence (same mnemonic and operands, another encoding: the VEX AVX-VNNI
+//! dot products against their EVEX AVX512-VNNI forms), and `skipped`
+//! otherwise, which is no evidence and writes no row. The rows go to
+//! `<specs>/evidence/<machine>.tsv` ([`misaal_isa::evidence`]), this
+//! machine's file only: other machines' rows are never rewritten, so a run
+//! on a CPU that lacks a feature cannot downgrade evidence taken elsewhere.
+//! ARM specs run under qemu-aarch64 (`misaal_verifier::qemu`) and HVX specs
+//! under qemu-hexagon (`misaal_verifier::hexagon`, freestanding harnesses
+//! built by clang 19), all cases of all specs batched up front; a spec that
+//! agreed is `emulator`, and the "machine" is the emulator build.
+//!
+//! `--export DIR` writes this machine's current rows as a folder with a
+//! README; `--import DIR` merges such folders, refusing stale rows.
 
 use crate::{Outcome, SpecArgs, load};
 use indicatif::{ProgressBar, ProgressStyle};
-use misaal_isa::status::{SpecStatus, StatusRow, StatusTable, digest};
+use misaal_isa::evidence::{self, EvidenceFile, EvidenceRow, Machine};
+use misaal_isa::status::{SpecStatus, StatusTable};
 use misaal_isa::{Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, Verdict, X86Silicon, check_against};
+use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, OracleError, Verdict, X86Silicon, check_against};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,24 +38,63 @@ pub struct CheckArgs {
     pub cfg: DiffConfig,
     pub out: Option<PathBuf>,
     pub jobs: Option<usize>,
-    pub status: Option<PathBuf>,
+    /// The evidence folder (default `<specs>/evidence`).
+    pub evidence: Option<PathBuf>,
+    /// x86: the only CPU features the oracle may use (comma-separated).
+    pub cpu_features: Option<String>,
+    pub export: Option<PathBuf>,
+    pub import: Vec<PathBuf>,
 }
 
 /// Z3's budget for one twin proof; a timeout leaves the spec `skipped`.
 const TWIN_TIMEOUT_MS: u32 = 60_000;
 
+/// misaal's version and the git revision it was built from.
+pub fn version() -> String {
+    match option_env!("MISAAL_GIT_REV") {
+        Some(rev) if !rev.is_empty() => format!("{} ({rev})", env!("CARGO_PKG_VERSION")),
+        _ => env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// Today (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0) as i64;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
-    let CheckArgs { family, filter, cfg, out, jobs, status } = args;
+    let CheckArgs { family, filter, cfg, out, jobs, evidence, cpu_features, export, import } = args;
     if !["x86", "arm", "hvx"].contains(&spec.target.as_str()) {
         return Err(format!("error: no oracle for target `{}`; x86 is checked on silicon, arm and hvx under qemu", spec.target));
     }
     if cfg.cases == 0 {
         return Err("error: --cases must be at least 1: a spec is `silicon` only after agreeing with the CPU on cases that ran".into());
     }
+    if cpu_features.is_some() && spec.target != "x86" {
+        return Err("error: --cpu-features restricts the x86 oracle; arm and hvx run under qemu".into());
+    }
     let lib = load(spec)?;
     let spec_dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
-    let status_path = status.unwrap_or_else(|| StatusTable::path_for(&spec_dir));
-    let mut table = StatusTable::load(&status_path).map_err(|d| d.to_string())?;
+    let ev_dir = evidence.unwrap_or_else(|| evidence::evidence_dir(&spec_dir));
+    if !import.is_empty() {
+        if export.is_some() {
+            return Err("error: --import merges evidence without running a check, and --export needs one: give them in two runs".into());
+        }
+        return import_dirs(&lib, &spec_dir, &ev_dir, &import);
+    }
+    let files = evidence::load_dir(&ev_dir).map_err(|d| d.to_string())?;
+    let before = StatusTable::derive(&files, Some(&spec_dir));
     let todo: Vec<(&Arc<Instr>, &Arc<Semantics>)> = lib
         .iter()
         .filter(|(i, _)| family.as_ref().is_none_or(|f| &i.family == f))
@@ -81,12 +127,22 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     } else {
         None
     };
-    let (oracle, agreed, cpu): (&dyn Oracle, SpecStatus, String) = match (&arm, &hvx, &hvx_missing) {
-        (Some(q), _, _) => (q, SpecStatus::Emulator, q.evidence.clone()),
-        (_, Some(q), _) => (q, SpecStatus::Emulator, q.evidence.clone()),
-        (_, _, Some(m)) => (m, SpecStatus::Emulator, "no HVX toolchain".into()),
-        _ => (&X86Silicon, SpecStatus::Silicon, cpu_model()),
+    // The machine whose evidence file this run writes; none when no oracle runs.
+    let (oracle, agreed, machine): (&dyn Oracle, SpecStatus, Option<Machine>) = match (&arm, &hvx, &hvx_missing) {
+        (Some(q), _, _) => (q, SpecStatus::Emulator, Some(Machine::emulator(&q.evidence))),
+        (_, Some(q), _) => (q, SpecStatus::Emulator, Some(Machine::emulator(&q.evidence))),
+        (_, _, Some(m)) => (m, SpecStatus::Emulator, None),
+        _ => (&X86Silicon, SpecStatus::Silicon, Some(Machine::this_cpu())),
     };
+    let restricted = cpu_features.as_deref().map(|f| Restricted::new(oracle, f));
+    let oracle: &dyn Oracle = match &restricted {
+        Some(r) => {
+            println!("--cpu-features: the oracle may use only {}", r.allowed.iter().cloned().collect::<Vec<_>>().join(", "));
+            r as &dyn Oracle
+        }
+        None => oracle,
+    };
+    let cpu = machine.as_ref().map(Machine::describe).unwrap_or_else(|| "no HVX toolchain".into());
     let pb = ProgressBar::new(todo.len() as u64);
     pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}").expect("template"));
     // Its own pool, so `--jobs N` means N threads whatever rayon's global pool holds.
@@ -135,16 +191,18 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     pb.finish_and_clear();
 
     // Twins: a skipped spec proven equal to a spec verified in this run (or
-    // in the table, unchanged since) counts as verified.
+    // by any machine's current evidence) counts as verified.
     let verified_now: BTreeMap<String, SpecStatus> = outcomes.iter().filter(|o| o.status.is_verified()).map(|o| (o.row.intrinsic.clone(), o.status)).collect();
+    let mut twins: BTreeMap<String, String> = BTreeMap::new();
     // (x86 only: no ARM or HVX spec has a second encoding.)
     for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && spec.target == "x86") {
         let (i, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
-        if let Some(twin) = find_twin(&lib, &table, &verified_now, i, sem) {
+        if let Some(twin) = find_twin(&lib, &before, &verified_now, i, sem) {
             o.status = SpecStatus::ProvenTwin;
             o.row.status = o.status.label().into();
             o.evidence = format!("= {twin} (Z3)");
             o.detail = Some(format!("PROVEN-TWIN {}: not runnable here ({}), proven equal to {twin}", i.name, o.detail.take().unwrap_or_default()));
+            twins.insert(i.name.clone(), twin);
         }
     }
 
@@ -158,6 +216,7 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     for o in &outcomes {
         fams.entry(&o.family).or_default()[column(o.status)] += 1;
     }
+    println!("this run on {cpu}:");
     println!("{:<16} {:>6} {:>8} {:>7} {:>8} {:>7}", "family", "specs", oracle.name(), "twin", "skipped", "failed");
     let mut tot = [0usize; 4];
     for (f, c) in &fams {
@@ -170,11 +229,6 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     for o in outcomes.iter().filter(|o| o.status == SpecStatus::ProvenTwin) {
         println!("{}", o.detail.as_deref().unwrap_or_default());
     }
-    let skipped: Vec<&str> = outcomes.iter().filter(|o| o.status == SpecStatus::Skipped).map(|o| o.row.intrinsic.as_str()).collect();
-    if !skipped.is_empty() {
-        let more = if skipped.len() > 12 { format!(", ... ({} in all; {} lists them)", skipped.len(), status_path.display()) } else { String::new() };
-        println!("unverified (skipped, excluded from classes, rules and code): {}{more}", skipped[..skipped.len().min(12)].join(", "));
-    }
     let failed = outcomes.iter().filter(|o| o.status == SpecStatus::Failed).count();
     for o in outcomes.iter().filter(|o| o.status == SpecStatus::Failed) {
         if let Some(d) = &o.detail {
@@ -182,37 +236,260 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
         }
     }
 
-    for o in &outcomes {
-        let (_, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
-        let row = StatusRow { status: o.status, cases: o.row.cases, digest: digest(sem), evidence: o.evidence.clone() };
-        // A quick re-check (fewer cases) does not weaken an equal verdict, and
-        // a machine that cannot run a spec does not erase the evidence of one
-        // that did (machines differ in features; the table spans them).
-        let keep_old = table.rows.get(&o.row.intrinsic).is_some_and(|old| {
-            old.digest == row.digest && ((old.status == row.status && old.cases > row.cases) || (row.status == SpecStatus::Skipped && old.status.is_verified()))
-        });
-        if !keep_old {
-            table.rows.insert(o.row.intrinsic.clone(), row);
+    // This machine's file: a row per spec that met (or failed) its oracle
+    // here; skipped specs keep whatever row the file had.
+    let mut files = files;
+    let mut written = None;
+    if let Some(m) = &machine {
+        let path = ev_dir.join(format!("{}.tsv", m.slug()));
+        let at = match files.iter().position(|(p, _)| *p == path) {
+            Some(k) => k,
+            None => {
+                files.push((path.clone(), EvidenceFile::default()));
+                files.len() - 1
+            }
+        };
+        let old_text = std::fs::read_to_string(&path).ok();
+        let (date, version) = (today(), version());
+        let mine = &mut files[at].1;
+        for o in outcomes.iter().filter(|o| o.status != SpecStatus::Skipped) {
+            let (i, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
+            let twin = twins.get(&i.name).map(|t| (t.clone(), lib.digest(t).expect("a spec").to_string()));
+            let row = EvidenceRow {
+                intrinsic: i.name.clone(),
+                status: o.status,
+                cases: o.row.cases,
+                seed: Some(cfg.seed),
+                digest: lib.digest(&i.name).map(str::to_string).unwrap_or_else(|| misaal_isa::status::digest(sem)),
+                machine: m.clone(),
+                features: i.features.clone(),
+                date: date.clone(),
+                version: version.clone(),
+                twin,
+            };
+            // A quick re-check (fewer cases) does not weaken an equal verdict.
+            let keep_old = mine.rows.get(&i.name).is_some_and(|old| old.digest == row.digest && old.status == row.status && old.cases > row.cases);
+            if !keep_old {
+                mine.rows.insert(i.name.clone(), row);
+            }
+        }
+        mine.rows.retain(|name, _| lib.get(name).is_some());
+        let text = mine.render();
+        // Unchanged evidence is not rewritten, and a run in which nothing
+        // ran here makes no file.
+        if old_text.as_deref() == Some(text.as_str()) {
+            written = Some((path, "unchanged"));
+        } else if !mine.rows.is_empty() {
+            evidence::write_atomic(&path, &text).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+            written = Some((path, "written"));
         }
     }
-    table.rows.retain(|name, _| lib.get(name).is_some());
-    table.save(&status_path).map_err(|e| format!("error: writing {}: {e}", status_path.display()))?;
+    let after = StatusTable::derive(&files, Some(&spec_dir));
+    let slug = machine.as_ref().map(Machine::slug).unwrap_or_default();
+    let summary = derived_summary(&lib, &before, &after, &slug);
+    print!("{summary}");
 
     let path = out.unwrap_or_else(|| PathBuf::from(format!("reports/{}_semantics.csv", spec.target)));
     let rows: Vec<SemanticsRow> = outcomes.into_iter().map(|o| o.row).collect();
     misaal_reports::write_semantics_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
     println!(
-        "{} specs checked with {} cases each (seed {}) in {:.1}s; wrote {} and {}",
+        "{} specs checked with {} cases each (seed {}) in {:.1}s; wrote {}{}",
         rows.len(),
         cfg.cases,
         cfg.seed,
         started.elapsed().as_secs_f64(),
         path.display(),
-        status_path.display()
+        written.as_ref().map(|(p, how)| format!("; this machine's evidence {} ({how})", p.display())).unwrap_or_else(|| "; no evidence here (nothing ran)".into())
     );
+    if let Some(dir) = export {
+        let (Some(m), Some((p, _))) = (&machine, &written) else { return Err("error: --export: this run has no machine evidence to export (no oracle ran)".into()) };
+        let mine = EvidenceFile::load(p).map_err(|d| d.to_string())?;
+        let command: Vec<String> = std::env::args().collect();
+        export_dir(&dir, &lib, m, &mine, &command.join(" "), &cfg, &spec.target)?;
+    }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// The derived status of one spec: from the table's row for its current text.
+fn derived(table: &StatusTable, lib: &SpecLibrary, name: &str) -> SpecStatus {
+    match table.verified_in(lib, name) {
+        Ok(()) => table.row_for(name, lib.digest(name).expect("verified specs unroll")).map(|r| r.status).unwrap_or(SpecStatus::Skipped),
+        Err(_) => match lib.digest(name).and_then(|d| table.row_for(name, d)) {
+            Some(r) if r.status == SpecStatus::Failed => SpecStatus::Failed,
+            _ => SpecStatus::Skipped,
+        },
+    }
+}
+
+/// The status of every spec, derived from all machines' evidence, and how
+/// many rest only on machines other than this one.
+fn derived_summary(lib: &SpecLibrary, before: &StatusTable, after: &StatusTable, machine: &str) -> String {
+    let mut counts: BTreeMap<SpecStatus, usize> = BTreeMap::new();
+    let (mut elsewhere, mut changed) = (0, Vec::new());
+    for i in lib.instrs() {
+        let now = derived(after, lib, &i.name);
+        *counts.entry(now).or_default() += 1;
+        let d = lib.digest(&i.name).expect("a loaded spec unrolls");
+        if now.is_verified() && after.only_elsewhere(&i.name, d, machine) {
+            elsewhere += 1;
+        }
+        let then = derived(before, lib, &i.name);
+        if then != now {
+            changed.push(format!("{} {} -> {}", i.name, then.label(), now.label()));
+        }
+    }
+    let n = |s: SpecStatus| counts.get(&s).copied().unwrap_or(0);
+    let mut out = format!(
+        "derived from all machines' evidence: {} specs: {} silicon, {} emulator, {} proven-twin, {} failed, {} unverified\n",
+        lib.len(),
+        n(SpecStatus::Silicon),
+        n(SpecStatus::Emulator),
+        n(SpecStatus::ProvenTwin),
+        n(SpecStatus::Failed),
+        n(SpecStatus::Skipped)
+    );
+    out.push_str(&format!("{elsewhere} verified specs rest on evidence from elsewhere only (not from this machine)\n"));
+    out.push_str(&format!("derived status changed for {} spec(s){}\n", changed.len(), if changed.is_empty() { String::new() } else { format!(": {}", changed.iter().take(12).cloned().collect::<Vec<_>>().join(", ")) }));
+    out
+}
+
+/// x86's oracle, allowed only some CPU features (`--cpu-features`): it can
+/// only make specs unavailable, never vouch for more than the CPU does.
+struct Restricted<'a> {
+    inner: &'a dyn Oracle,
+    allowed: BTreeSet<String>,
+}
+
+impl<'a> Restricted<'a> {
+    fn new(inner: &'a dyn Oracle, list: &str) -> Self {
+        // Each SSE/AVX level implies those below it, as CPUID levels do.
+        const CHAIN: [&str; 8] = ["sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2"];
+        let mut allowed = BTreeSet::new();
+        for f in list.split(',').map(|f| f.trim().replace('.', "_")).filter(|f| !f.is_empty()) {
+            if let Some(k) = CHAIN.iter().position(|c| *c == f) {
+                allowed.extend(CHAIN[..=k].iter().map(|c| c.to_string()));
+            }
+            allowed.insert(f);
+        }
+        Restricted { inner, allowed }
+    }
+}
+
+impl Oracle for Restricted<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn available(&self, instr: &Instr) -> Result<(), OracleError> {
+        let banned: Vec<&str> = instr.features.iter().filter(|f| !self.allowed.contains(*f)).map(String::as_str).collect();
+        if !banned.is_empty() {
+            return Err(OracleError::Unavailable(format!("--cpu-features leaves out {} needed by `{}`", banned.join(", "), instr.name)));
+        }
+        self.inner.available(instr)
+    }
+    fn run_batch(&self, instr: &Instr, cases: &[Vec<misaal_isa::BitVec>]) -> Result<Vec<misaal_isa::BitVec>, OracleError> {
+        self.available(instr)?;
+        self.inner.run_batch(instr, cases)
+    }
+}
+
+/// Writes `mine`'s rows for the current spec texts as an evidence folder:
+/// `<machine>.tsv`, a README with its provenance, and the CPU's flags.
+fn export_dir(dir: &Path, lib: &SpecLibrary, m: &Machine, mine: &EvidenceFile, command: &str, cfg: &DiffConfig, target: &str) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("error: writing {}: {e}", p.display());
+    let mut current = EvidenceFile { notes: mine.notes.clone(), rows: BTreeMap::new() };
+    current.rows = mine.rows.iter().filter(|(n, r)| lib.digest(n) == Some(r.digest.as_str())).map(|(n, r)| (n.clone(), r.clone())).collect();
+    let file = dir.join(format!("{}.tsv", m.slug()));
+    current.save(&file).map_err(|e| io(&file, e))?;
+    let flags = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|t| t.lines().find_map(|l| l.strip_prefix("flags").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string())));
+    let by_status = |s: SpecStatus| current.rows.values().filter(|r| r.status == s).count();
+    let readme = format!(
+        "# {target} evidence from {}\n\n\
+         Written by `misaal isa check --export`; merge it into a checkout with\n\
+         `misaal isa check --target {target} --import <this folder>`, which refuses rows whose spec changed since.\n\n\
+         | | |\n|---|---|\n\
+         | machine | {} |\n| family / model / stepping | {} / {} / {} |\n| CPU flags | {} |\n\
+         | command | `{command}` |\n| seed | {} |\n| cases | {} |\n| date | {} |\n| misaal | {} |\n\n\
+         `{}.tsv`: {} rows for current spec texts: {} silicon, {} emulator, {} proven-twin, {} failed.\n",
+        m.describe(),
+        m.cpu,
+        m.family,
+        m.model,
+        m.stepping,
+        if flags.is_some() && m.family != "-" { "`cpu-flags.txt`" } else { "n/a (an emulator)" },
+        cfg.seed,
+        cfg.cases,
+        today(),
+        version(),
+        m.slug(),
+        current.rows.len(),
+        by_status(SpecStatus::Silicon),
+        by_status(SpecStatus::Emulator),
+        by_status(SpecStatus::ProvenTwin),
+        by_status(SpecStatus::Failed),
+    );
+    let p = dir.join("README.md");
+    evidence::write_atomic(&p, &readme).map_err(|e| io(&p, e))?;
+    if let (Some(f), true) = (flags, m.family != "-") {
+        let p = dir.join("cpu-flags.txt");
+        evidence::write_atomic(&p, &(f + "\n")).map_err(|e| io(&p, e))?;
+    }
+    println!("exported {} rows of {} to {}", current.rows.len(), m.describe(), dir.display());
+    Ok(())
+}
+
+/// Merges evidence folders (`--export`'s) into the evidence folder. A row
+/// whose digest is not its spec's current one, or that names no spec, is
+/// refused and named; the others are merged into the file of the same name.
+/// Exits 1 if any row was refused (the rest is merged all the same).
+fn import_dirs(lib: &SpecLibrary, spec_dir: &Path, ev_dir: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
+    let before = StatusTable::derive(&evidence::load_dir(ev_dir).map_err(|d| d.to_string())?, Some(spec_dir));
+    let mut refused = Vec::new();
+    let mut merged = 0;
+    for dir in dirs {
+        let files = evidence::load_dir(dir).map_err(|d| d.to_string())?;
+        if files.is_empty() {
+            return Err(format!("error: {} holds no evidence file (`<machine>.tsv`, as `misaal isa check --export` writes)", dir.display()));
+        }
+        for (p, theirs) in files {
+            let target = ev_dir.join(p.file_name().expect("a file"));
+            let mut ours = EvidenceFile::load(&target).map_err(|d| d.to_string())?;
+            let old_text = std::fs::read_to_string(&target).ok();
+            for n in &theirs.notes {
+                if !ours.notes.contains(n) {
+                    ours.notes.push(n.clone());
+                }
+            }
+            for (name, row) in theirs.rows {
+                let why = match lib.digest(&name) {
+                    None => Some("no such spec here".to_string()),
+                    Some(d) if d != row.digest => Some(format!("stale: checked as digest {}, the spec is now {d}", row.digest)),
+                    Some(_) => None,
+                };
+                if let Some(why) = why {
+                    refused.push(format!("{}: {name} ({} on {}): {why}", p.display(), row.status.label(), row.machine.describe()));
+                    continue;
+                }
+                let keep_old = ours.rows.get(&name).is_some_and(|old| old.digest == row.digest && old.status == row.status && old.cases > row.cases);
+                if !keep_old {
+                    ours.rows.insert(name, row);
+                    merged += 1;
+                }
+            }
+            let text = ours.render();
+            if old_text.as_deref() != Some(text.as_str()) {
+                evidence::write_atomic(&target, &text).map_err(|e| format!("error: writing {}: {e}", target.display()))?;
+                println!("merged into {}", target.display());
+            }
+        }
+    }
+    for r in &refused {
+        println!("REFUSED {r}");
+    }
+    let after = StatusTable::derive(&evidence::load_dir(ev_dir).map_err(|d| d.to_string())?, Some(spec_dir));
+    print!("{}", derived_summary(lib, &before, &after, ""));
+    println!("imported {merged} row(s); refused {} stale or unknown row(s)", refused.len());
+    Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
 /// The oracle of a machine without the HVX tools: every spec is unavailable,
 /// and the reason names the missing tool.
 struct NoTools(String);
@@ -238,16 +515,8 @@ fn find_twin(lib: &SpecLibrary, table: &StatusTable, now: &BTreeMap<String, Spec
         // Only a spec verified by its own oracle: twins of twins prove nothing new.
         .filter(|(t, s)| match now.get(&t.name) {
             Some(st) => *st != SpecStatus::ProvenTwin,
-            None => table.verified(&t.name, s).is_ok() && table.rows[&t.name].status != SpecStatus::ProvenTwin,
+            None => table.verified(&t.name, s).is_ok() && table.row_for(&t.name, &misaal_isa::status::digest(s)).is_some_and(|r| r.status != SpecStatus::ProvenTwin),
         })
         .find(|(_, s)| prove_equivalent(sem, s, TWIN_TIMEOUT_MS) == Equivalence::Proved)
         .map(|(t, _)| t.name.clone())
-}
-
-/// The CPU model, as `/proc/cpuinfo` names it.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string())))
-        .unwrap_or_else(|| "unknown CPU".into())
 }

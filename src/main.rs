@@ -261,9 +261,18 @@ struct VerifyArgs {
     #[arg(long)]
     export_verdicts: Option<PathBuf>,
     /// Let rules use x86 specs that have not met their oracle (see
-    /// isa/specs/x86/STATUS.tsv); the output then says so.
+    /// isa/specs/x86/evidence/); the output then says so.
     #[arg(long)]
     include_unverified: bool,
+    /// Exit 0 even when instantiations over unverified specs were left
+    /// unaudited (otherwise an audit that audited nothing has not passed).
+    #[arg(long)]
+    allow_unaudited: bool,
+    /// Derive spec statuses from this evidence folder instead of the
+    /// target's (`isa/specs/<target>/evidence`): what another set of
+    /// machines' evidence vouches for.
+    #[arg(long, value_name = "DIR")]
+    evidence: Option<PathBuf>,
     /// Exit 0 even when a rule is `inapplicable` (no instantiation meets its
     /// side conditions), which is otherwise an error in the ruleset.
     #[arg(long)]
@@ -292,7 +301,7 @@ struct ClassesArgs {
     /// Compare with no baseline.
     #[arg(long)]
     no_baseline: bool,
-    /// Also classify specs that have not met their oracle (see STATUS.tsv).
+    /// Also classify specs that have not met their oracle (see `<specs>/evidence/`).
     #[arg(long)]
     include_unverified: bool,
 }
@@ -339,8 +348,9 @@ enum IsaCmd {
         #[command(flatten)]
         spec: SpecArgs,
     },
-    /// Differential-test every spec against its oracle and write
-    /// reports/<target>_semantics.csv.
+    /// Differential-test every spec against its oracle, write this machine's
+    /// evidence (`<specs>/evidence/<machine>.tsv`) and
+    /// reports/<target>_semantics.csv; or merge evidence (`--import`).
     Check {
         #[command(flatten)]
         spec: SpecArgs,
@@ -361,12 +371,28 @@ enum IsaCmd {
         /// Worker threads (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
-        /// The status table to update (default: STATUS.tsv in the specs folder).
+        /// The evidence folder: one `<machine>.tsv` per machine (default:
+        /// `evidence/` in the specs folder). Only this machine's file is written.
         #[arg(long)]
-        status: Option<PathBuf>,
+        evidence: Option<PathBuf>,
+        /// x86: the only CPU features the oracle may use, e.g. `avx2` (each
+        /// SSE/AVX level implies the ones below it). It can only make specs
+        /// unavailable, never add evidence. Also `MISAAL_CPU_FEATURES`.
+        #[arg(long)]
+        cpu_features: Option<String>,
+        /// After the check, write this machine's current evidence to DIR
+        /// (`<machine>.tsv`, a README with its provenance, the CPU flags).
+        #[arg(long, value_name = "DIR")]
+        export: Option<PathBuf>,
+        /// Merge evidence folders written by `--export` elsewhere (no check
+        /// runs). Rows for changed specs are refused, named, and make the
+        /// exit status 1; the other rows are merged.
+        #[arg(long, value_name = "DIR")]
+        import: Vec<PathBuf>,
     },
     /// Time every spec this CPU can run (latency chain and independent
-    /// chains, in core cycles against vpaddd) and write isa/costs/x86.csv.
+    /// chains, in core cycles against vpaddd) and write this machine's
+    /// table, isa/costs/x86-<machine>.csv.
     /// Use a release build.
     Measure {
         #[command(flatten)]
@@ -374,7 +400,7 @@ enum IsaCmd {
         /// Only intrinsics whose name contains this.
         #[arg(long)]
         filter: Option<String>,
-        /// The cost table to update (default: isa/costs/<target>.csv).
+        /// The cost table to update (default: isa/costs/<target>-<machine>.csv).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Timed runs per measurement; the fastest is kept.
@@ -405,12 +431,12 @@ fn load(spec: &SpecArgs) -> Result<SpecLibrary, String> {
     SpecLibrary::load_dir(&dir).map_err(|d| format!("{d}\n{} error(s) in {}", d.0.len(), dir.display()))
 }
 
-/// The specs that met their oracle (per `STATUS.tsv` in the specs folder),
+/// The specs that met their oracle (per the evidence in the specs folder),
 /// or all of them with `include_unverified`, which is then said on stderr.
 fn load_verified(spec: &SpecArgs, include_unverified: bool) -> Result<SpecLibrary, String> {
     let mut lib = load(spec)?;
     let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
-    let table = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
+    let table = misaal_isa::StatusTable::for_spec_dir(&dir).map_err(|d| d.to_string())?;
     let total = lib.len();
     if include_unverified {
         let unverified = lib.instrs().iter().filter(|i| table.verified(&i.name, lib.get(&i.name).expect("listed").1).is_err()).count();
@@ -456,8 +482,9 @@ fn main() -> ExitCode {
         Cmd::Bench(args) if args.target == "arm" => bench_arm::bench(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Synth(args) => synth::run(args),
-        Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, status }) => {
-            check::check(&spec, check::CheckArgs { family, filter, cfg: DiffConfig { cases, seed, ..Default::default() }, out, jobs, status })
+        Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, evidence, cpu_features, export, import }) => {
+            let cpu_features = cpu_features.or_else(|| std::env::var("MISAAL_CPU_FEATURES").ok().filter(|f| !f.is_empty()));
+            check::check(&spec, check::CheckArgs { family, filter, cfg: DiffConfig { cases, seed, ..Default::default() }, out, jobs, evidence, cpu_features, export, import })
         }
     };
     match r {
@@ -480,7 +507,10 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
-    let target = misaal_compiler::isel::Target::load(bench::compile_isa(args.target.as_deref(), &module)?)?;
+    bench::compile_isa(args.target.as_deref(), &module)?;
+    // As the compile loads it: the costs of the target's microarchitecture.
+    let target = misaal_compiler::isel::Target::for_halide_target(&module.target)?;
+    eprintln!("cost table: {}", target.costs.choice);
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
     let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
     if let Some((path, text)) = bench::rule_files(&args.rules)? {
@@ -507,7 +537,8 @@ fn list(spec: &SpecArgs, feature: Option<String>, family: Option<String>) -> Res
         .collect();
     let w = rows.iter().map(|i| i.name.len()).max().unwrap_or(9).max(9);
     // Measured costs (`misaal isa measure`) where the table has a row, else the spec's cost line.
-    let measured = measure::read_table(&measure::bundled_table(&spec.target)).unwrap_or_else(|e| {
+    // The table a compile without an AVX-512 CPU in its target reads.
+    let measured = measure::read_table(&misaal_compiler::isel::extract::bundled_cost_table_for(&spec.target)).unwrap_or_else(|e| {
         eprintln!("warning: {e}; showing the specs' cost lines");
         Default::default()
     });
@@ -586,6 +617,6 @@ struct Outcome {
     row: SemanticsRow,
     detail: Option<String>,
     status: misaal_isa::SpecStatus,
-    /// The CPU, or the twin and its proof, for the status table.
+    /// The CPU, or the twin and its proof, or why it was skipped.
     evidence: String,
 }

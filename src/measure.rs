@@ -1,6 +1,9 @@
 //! `misaal isa measure`: latency and reciprocal throughput of every x86 spec
 //! this CPU can run, timed with the generated kernels of
-//! `misaal-measure-x86`, written to `isa/costs/x86.csv`.
+//! `misaal-measure-x86`, written to this machine's own table,
+//! `isa/costs/x86-<machine>.csv` (costs belong to a microarchitecture; the
+//! compiler picks a table by the target's CPU, see
+//! `misaal_compiler::isel::extract::cost_table_for_target`).
 //!
 //! The timestamp counter does not count core cycles (it ticks at a fixed
 //! rate while the core's clock moves) and this machine may offer no cycle
@@ -68,11 +71,12 @@ impl CostRow {
     }
 }
 
-/// The bundled table, `isa/costs/<target>.csv`.
-pub fn bundled_table(target: &str) -> PathBuf {
+/// This machine's table, `isa/costs/<target>-<machine>.csv` (the machine
+/// named as its evidence file is: CPU name, family, model, stepping).
+pub fn this_machine_table(target: &str) -> PathBuf {
     let specs = misaal_isa::bundled_spec_dir(target);
     let root = specs.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-    root.join("costs").join(format!("{target}.csv"))
+    root.join("costs").join(format!("{target}-{}.csv", misaal_isa::evidence::Machine::this_cpu().slug()))
 }
 
 /// Reads a cost table: `Ok(empty)` when the file does not exist, an error
@@ -282,7 +286,7 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     if names.is_empty() {
         return Err(format!("error: --filter `{}` matches no spec of target x86", args.filter.as_deref().unwrap_or("")));
     }
-    let out = args.out.clone().unwrap_or_else(|| bundled_table("x86"));
+    let out = args.out.clone().unwrap_or_else(|| this_machine_table("x86"));
     let mut rows = read_table(&out)?;
     if !misaal_measure_x86::OPTIMIZED && !args.allow_unoptimized {
         return Err("error: this misaal is an unoptimized (debug) build, whose kernels time function calls, not instructions; \
@@ -475,6 +479,7 @@ pub fn run(spec: &super::SpecArgs, args: MeasureArgs) -> Result<ExitCode, String
     }
     write_table(&out, &rows)?;
     eprintln!("measured {measured} of {} matching spec(s) in {secs:.1} s; wrote {} ({} rows)", names.len(), out.display(), rows.len());
+    eprintln!("note: the compiler reads `isa/costs/x86-<llvm cpu>.csv` for a target naming that CPU (`avx512_zen4`: x86-znver4.csv); name the table so to use it");
     if !misaal_measure_x86::OPTIMIZED {
         eprintln!("warning: unoptimized build: these numbers time function calls, not instructions");
     }

@@ -44,7 +44,11 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let libs = Libraries { x86: &specs, halide: &halide };
     let cfg = AuditConfig { timeout_ms: args.timeout, rlimit: args.rlimit, quickcheck_cases: args.cases, vector_widths: isa.vector_widths.to_vec(), ..Default::default() };
-    let status = StatusTable::load(&StatusTable::path_for(&spec_dir)).map_err(|d| d.to_string())?;
+    let status = match &args.evidence {
+        Some(dir) => StatusTable::derive_dir(dir, &spec_dir),
+        None => StatusTable::for_spec_dir(&spec_dir),
+    }
+    .map_err(|d| d.to_string())?;
     if args.include_unverified {
         println!("note: --include-unverified: rules may use {} specs that have not met their oracle", isa.name);
     }
@@ -163,7 +167,9 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     println!("wrote {}", out.display());
     // Only `proved` passes. A refutation, an encoder mismatch or (unless
     // allowed) a rule no instantiation can use fails the audit (1); an
-    // instantiation the solver could not decide leaves it unproved (3).
+    // instantiation the solver could not decide leaves it unproved (3); an
+    // instantiation over an unverified spec was not audited, and unless
+    // allowed that is not a pass either (4).
     let unknown = n(Verdict::Unknown);
     if !bad.is_empty() {
         println!("FAILED: {} instantiation(s) refuted, mismatched or inapplicable", bad.len());
@@ -175,8 +181,14 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     }
     if args.include_unverified {
         println!("all proved, over specs that may be unverified (--include-unverified)");
+    } else if !unaudited.is_empty() && !args.allow_unaudited {
+        println!(
+            "NOT AUDITED: {} instantiation(s) use unverified specs, so nothing vouches for them; `misaal isa check` on a CPU that runs them (or `--import` evidence from one), or pass --allow-unaudited",
+            unaudited.len()
+        );
+        return Ok(ExitCode::from(4));
     } else if !unaudited.is_empty() {
-        println!("all audited instantiations proved; {} not audited (unverified specs; `misaal isa check` on a CPU that runs them)", unaudited.len());
+        println!("all audited instantiations proved; {} not audited (unverified specs), allowed by --allow-unaudited", unaudited.len());
     }
     Ok(ExitCode::SUCCESS)
 }

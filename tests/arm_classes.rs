@@ -6,7 +6,7 @@
 //! parameters; our lane DAGs keep `sext`/`zext`, `ashr`/`lshr` and an added
 //! rounding constant as different operations).
 //!
-//! Only specs whose STATUS.tsv row says they met their oracle take part, as
+//! Only specs whose derived status (`evidence/`) says they met their oracle take part, as
 //! in `misaal classes`; the rows are committed, so no emulator is needed.
 
 use misaal_datalog::{Baseline, ClassSet, classify_pairs, compare};
@@ -20,7 +20,7 @@ type Pairs = Vec<(Arc<Instr>, Arc<Semantics>)>;
 fn verified(target: &str) -> Pairs {
     let dir = misaal_isa::bundled_spec_dir(target);
     let mut lib = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
-    let table = StatusTable::load(&StatusTable::path_for(&dir)).unwrap_or_else(|d| panic!("{d}"));
+    let table = StatusTable::for_spec_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
     lib.retain_verified(&table);
     assert!(!lib.is_empty(), "no verified {target} spec");
     lib.iter().map(|(i, s)| (i.clone(), s.clone())).collect()

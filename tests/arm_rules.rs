@@ -65,7 +65,7 @@ fn names_resolve_against_the_files_target_only() {
 fn an_unverified_arm_spec_is_a_load_error() {
     let text = "(rewrite (add (i 8 16) ?a ?b) (arm vaddq_s8 ?a ?b) :name \"add\")";
     let libs = Libraries { x86: specs(&ARM), halide: halide() };
-    let mut status = StatusTable::load(&StatusTable::path_for(&ARM.spec_dir())).unwrap();
+    let mut status = StatusTable::for_spec_dir(&ARM.spec_dir()).unwrap();
     assert!(load_rules_verified("a.egg", text, &libs, &cfg(&ARM), &status).is_ok());
     status.rows.get_mut("vaddq_s8").unwrap().status = misaal_isa::SpecStatus::Failed;
     let err = load_rules_verified("a.egg", text, &libs, &cfg(&ARM), &status).unwrap_err().to_string();

@@ -1,6 +1,6 @@
 //! The ARM NEON specs (`isa/specs/arm/`): they parse, carry a cost with its
 //! source and a known feature, agree with qemu-aarch64 on every case, match
-//! the committed STATUS.tsv, and qemu catches wrong specs (every spec's
+//! the committed evidence (`evidence/`), and qemu catches wrong specs (every spec's
 //! mutants). Also the ARM bench's ground truth: Halide's own ARM objects for
 //! a few kernels run under qemu bit-exact against the reference interpreter
 //! (`arm_support/halide.rs`).
@@ -46,7 +46,7 @@ fn all_agree_with_qemu() -> Result<(), Failed> {
     let q = ArmQemu::new(&instrs)?;
     let cfg = DiffConfig::default();
     q.prefetch(&instrs, &cfg, 2);
-    let table = StatusTable::load(&StatusTable::path_for(&misaal_isa::bundled_spec_dir("arm"))).map_err(|d| d.to_string())?;
+    let table = StatusTable::for_spec_dir(&misaal_isa::bundled_spec_dir("arm")).map_err(|d| d.to_string())?;
     let (mut ok, mut bad) = (0, Vec::new());
     for (i, sem) in lib.iter() {
         match check_against(&q, i, sem, &cfg) {
@@ -56,7 +56,7 @@ fn all_agree_with_qemu() -> Result<(), Failed> {
         // The committed table must be current: checked with this very semantics.
         match table.rows.get(&i.name) {
             Some(r) if r.status == SpecStatus::Emulator && r.digest == misaal_isa::status::digest(sem) => {}
-            r => bad.push(format!("{}: STATUS.tsv row {r:?} is not a current `emulator` row; run `misaal isa check --target arm`", i.name)),
+            r => bad.push(format!("{}: derived row {r:?} is not a current `emulator` row (isa/specs/arm/evidence/); run `misaal isa check --target arm`", i.name)),
         }
     }
     eprintln!("{ok} ARM specs agree with qemu");

@@ -56,7 +56,7 @@ fn all_agree_with_qemu() -> Result<(), Failed> {
     let q = HvxQemu::new(&instrs)?;
     let cfg = DiffConfig::default();
     q.prefetch(&instrs, &cfg, 2);
-    let table = StatusTable::load(&StatusTable::path_for(&misaal_isa::bundled_spec_dir("hvx"))).map_err(|d| d.to_string())?;
+    let table = StatusTable::for_spec_dir(&misaal_isa::bundled_spec_dir("hvx")).map_err(|d| d.to_string())?;
     let (mut ok, mut bad) = (0, Vec::new());
     for (i, sem) in lib.iter() {
         match check_against(&q, i, sem, &cfg) {
@@ -66,7 +66,7 @@ fn all_agree_with_qemu() -> Result<(), Failed> {
         // The committed table must be current: checked with this very semantics.
         match table.rows.get(&i.name) {
             Some(r) if r.status == SpecStatus::Emulator && r.digest == misaal_isa::status::digest(sem) => {}
-            r => bad.push(format!("{}: STATUS.tsv row {r:?} is not a current `emulator` row; run `misaal isa check --target hvx`", i.name)),
+            r => bad.push(format!("{}: derived row {r:?} is not a current `emulator` row (isa/specs/hvx/evidence/); run `misaal isa check --target hvx`", i.name)),
         }
     }
     eprintln!("{ok} HVX specs agree with qemu-hexagon");

@@ -59,7 +59,7 @@ fn the_shipped_verdicts_prove_every_instance() {
     for isa in [&misaal_rulesets::X86, &misaal_rulesets::ARM, &misaal_rulesets::HVX] {
         let dir = isa.spec_dir();
         let specs = misaal_isa::SpecLibrary::load_dir(&dir).unwrap();
-        let status = misaal_isa::StatusTable::load(&misaal_isa::StatusTable::path_for(&dir)).unwrap();
+        let status = misaal_isa::StatusTable::for_spec_dir(&dir).unwrap();
         let libs = Libraries { x86: &specs, halide: &halide };
         let cfg = AuditConfig { vector_widths: isa.vector_widths.to_vec(), ..AuditConfig::default() };
         // The hand-written and the synthesized file: both are loaded by default.

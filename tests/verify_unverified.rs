@@ -1,24 +1,17 @@
 //! `misaal verify` audits only rule instances whose x86 specs met their
-//! oracle (issue 9, defect 3): an instance over a spec that
-//! `isa/specs/x86/STATUS.tsv` does not vouch for is counted as
-//! `unverified-spec`, never proved, unless `--include-unverified` is given.
+//! oracle (issue 9, defect 3): an instance over a spec no current evidence
+//! vouches for is counted as `unverified-spec`, never proved, unless
+//! `--include-unverified` is given. An audit that left instances unaudited
+//! has not passed: it exits 4 unless `--allow-unaudited` (issue 27).
+//!
+//! The unverified specs come from an evidence folder holding only the AVX2
+//! machine's file (`--evidence`), so these run the same on every machine.
 //! This runs the built binary, so it fails if `src/verify.rs` stops filtering.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const STATUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/isa/specs/x86/STATUS.tsv");
-
-/// The status column of `intrinsic`'s row in the committed STATUS.tsv.
-fn status_of(table: &str, intrinsic: &str) -> Option<String> {
-    table.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
-        let mut cols = l.split('\t');
-        (cols.next() == Some(intrinsic)).then(|| cols.next().unwrap_or("").to_string())
-    })
-}
-
-fn verified(status: Option<&str>) -> bool {
-    matches!(status, Some("silicon" | "emulator" | "proven-twin"))
-}
+const EVIDENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/isa/specs/x86/evidence");
 
 /// The count on a summary line such as `  unverified-spec   1  (not audited: ...)`.
 fn summary_count(stdout: &str, verdict: &str) -> Option<usize> {
@@ -28,30 +21,34 @@ fn summary_count(stdout: &str, verdict: &str) -> Option<usize> {
     })
 }
 
+/// A scratch folder holding an evidence folder with only the committed
+/// evidence of the AVX2 machine (no AVX-512 spec is verified by it).
+fn avx2_only_evidence(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("misaal-verify-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ev = dir.join("evidence");
+    std::fs::create_dir_all(&ev).unwrap();
+    let avx2 = Path::new(EVIDENCE).join("amd-epyc-unknown.tsv");
+    let text = std::fs::read_to_string(&avx2).unwrap();
+    assert!(text.contains("\n_mm_add_epi8\tsilicon\t") && !text.contains("\n_mm512_"), "{} should hold SSE-AVX2 rows only", avx2.display());
+    std::fs::write(ev.join("amd-epyc-unknown.tsv"), text).unwrap();
+    (dir, ev)
+}
+
+fn verify(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal")).current_dir(dir).args(["verify", "--no-cache", "--cases", "10", "--out", "v.csv"]).args(args).output().expect("run misaal verify");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let csv = std::fs::read_to_string(dir.join("v.csv")).unwrap_or_default();
+    (out.status.code(), stdout, csv)
+}
+
 #[test]
 fn verify_leaves_out_instances_over_unverified_specs() {
-    let table = std::fs::read_to_string(STATUS).expect("read isa/specs/x86/STATUS.tsv");
-    // The verified partner every x86 CPU runs.
-    let base = "_mm_add_epi8";
-    if !verified(status_of(&table, base).as_deref()) {
-        eprintln!("skipped: {STATUS} does not mark `{base}` silicon/proven-twin, so there is no verified rule to contrast with");
-        return;
-    }
-    // A 512-bit add that STATUS.tsv does not vouch for (on an AVX2-only
-    // machine all of them are `skipped`).
-    let candidates = [("_mm512_add_epi8", "(u 8 64)"), ("_mm512_add_epi16", "(u 16 32)"), ("_mm512_add_epi32", "(u 32 16)"), ("_mm512_add_epi64", "(u 64 8)")];
-    let Some(&(wide, ty)) = candidates.iter().find(|(name, _)| !verified(status_of(&table, name).as_deref())) else {
-        eprintln!(
-            "skipped: {STATUS} marks every one of {:?} silicon/proven-twin (this STATUS.tsv was written on an AVX-512 machine), so no unverified spec is left to exclude",
-            candidates.iter().map(|c| c.0).collect::<Vec<_>>()
-        );
-        return;
-    };
-    let row = status_of(&table, wide);
-    eprintln!("using `{wide}`, whose STATUS.tsv status is {row:?}");
-
-    let dir = std::env::temp_dir().join(format!("misaal-verify-unverified-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let (dir, ev) = avx2_only_evidence("unverified");
+    let ev = ev.to_str().unwrap();
+    // The verified partner every x86 CPU runs, and a 512-bit add the AVX2
+    // machine's evidence does not vouch for.
+    let (base, wide, ty) = ("_mm_add_epi8", "_mm512_add_epi8", "(u 8 64)");
     std::fs::write(
         dir.join("mixed.egg"),
         format!(
@@ -60,36 +57,57 @@ fn verify_leaves_out_instances_over_unverified_specs() {
         ),
     )
     .unwrap();
-    let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
-            .current_dir(&dir)
-            .args(["verify", "--rules", "mixed.egg", "--no-cache", "--cases", "10", "--out", "v.csv"])
-            .args(extra)
-            .output()
-            .expect("run misaal verify");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let csv = std::fs::read_to_string(dir.join("v.csv")).unwrap_or_default();
-        (out.status.code(), stdout, csv)
-    };
 
-    // Default: the wide instance is excluded, counted, and named with its reason.
-    let (code, stdout, csv) = run(&[]);
-    assert_eq!(code, Some(0), "{stdout}");
+    // Default: the wide instance is excluded, counted, named with its
+    // reason, and the audit does not pass (exit 4).
+    let (code, stdout, csv) = verify(&dir, &["--rules", "mixed.egg", "--evidence", ev]);
+    assert_eq!(code, Some(4), "{stdout}");
     assert!(stdout.contains("2 rules, 1 instantiations"), "only the verified instance is audited:\n{stdout}");
     assert_eq!(summary_count(&stdout, "proved"), Some(1), "{stdout}");
     assert_eq!(summary_count(&stdout, "unverified-spec"), Some(1), "{stdout}");
     assert!(stdout.contains(&format!("e.g. {wide}:")), "the summary names the unverified spec:\n{stdout}");
+    assert!(stdout.contains("NOT AUDITED: 1 instantiation(s)"), "{stdout}");
     assert!(csv.contains("add-verified,-,proved,"), "{csv}");
-    assert!(csv.contains(&format!("add-unverified,-,unverified-spec,0.0,0,\"{wide}: ")), "{csv}");
+    let row = csv.lines().find(|l| l.starts_with("add-unverified,-,unverified-spec,0.0,0,")).unwrap_or_else(|| panic!("{csv}"));
+    assert!(row.contains(&format!("{wide}: `{wide}` was never checked against its oracle")), "{csv}");
     assert!(!csv.contains("add-unverified,-,proved"), "{csv}");
 
+    // --allow-unaudited: the same audit, exit 0, and the summary says so.
+    let (code, stdout, _) = verify(&dir, &["--rules", "mixed.egg", "--evidence", ev, "--allow-unaudited"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("1 not audited (unverified specs), allowed by --allow-unaudited"), "{stdout}");
+
     // --include-unverified: the wide instance is audited (and proved).
-    let (code, stdout, csv) = run(&["--include-unverified"]);
+    let (code, stdout, csv) = verify(&dir, &["--rules", "mixed.egg", "--evidence", ev, "--include-unverified"]);
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("--include-unverified"), "{stdout}");
     assert!(stdout.contains("2 rules, 2 instantiations"), "{stdout}");
     assert_eq!(summary_count(&stdout, "proved"), Some(2), "{stdout}");
     assert_eq!(summary_count(&stdout, "unverified-spec"), Some(0), "{stdout}");
     assert!(csv.contains("add-unverified,-,proved,"), "{csv}");
+
+    // With the committed evidence (the Zen 4's included) the wide add is
+    // verified on every machine: both instances audited and proved.
+    let (code, stdout, _) = verify(&dir, &["--rules", "mixed.egg"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!((summary_count(&stdout, "proved"), summary_count(&stdout, "unverified-spec")), (Some(2), Some(0)), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The two broken VNNI rules of issue 27: without AVX-512 evidence nothing
+/// is audited and `verify` fails (4, not 0); with the committed evidence
+/// they are refuted (1) on every machine.
+#[test]
+fn broken_vnni_rules_are_refuted_not_passed() {
+    let (dir, ev) = avx2_only_evidence("vnni");
+    for f in ["dpbusd-saturating.egg", "dpbusd-operands-swapped.egg"] {
+        let rules = format!("{}/tests/broken-rules/{f}", env!("CARGO_MANIFEST_DIR"));
+        let (code, stdout, _) = verify(&dir, &["--rules", &rules, "--evidence", ev.to_str().unwrap()]);
+        assert_eq!(code, Some(4), "{f}: an audit that audited nothing has not passed:\n{stdout}");
+        assert_eq!(summary_count(&stdout, "proved").unwrap_or(0) + summary_count(&stdout, "refuted").unwrap_or(0), 0, "{stdout}");
+        let (code, stdout, _) = verify(&dir, &["--rules", &rules]);
+        assert_eq!(code, Some(1), "{f}: refuted through the committed evidence:\n{stdout}");
+        assert!(summary_count(&stdout, "refuted").unwrap_or(0) > 0 && summary_count(&stdout, "unverified-spec") == Some(0), "{stdout}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,11 +2,11 @@
 //!
 //! Owns: the lexer, parser, AST and checker of `.sema` files, the unroller to
 //! per-lane bit-vector DAGs, the concrete evaluator, the spec files under
-//! `specs/<target>/`, and each target's spec status table
-//! (`specs/<target>/STATUS.tsv`, read and written by [`status`]): which
-//! specs met their oracle (`silicon`, `emulator`, `proven-twin`) and so may
-//! flow into classes, rules and code. Knows nothing of oracles, Z3, Datalog
-//! or Halide; those consume [`Semantics`] and fill in the status table.
+//! `specs/<target>/`, each machine's evidence (`specs/<target>/evidence/`,
+//! [`evidence`]) and the status derived from it ([`status`]): which specs
+//! met their oracle (`silicon`, `emulator`, `proven-twin`) and so may flow
+//! into classes, rules and code. Knows nothing of oracles, Z3, Datalog or
+//! Halide; those consume [`Semantics`] and write the evidence.
 //!
 //! # The language
 //!
@@ -85,6 +85,7 @@ pub mod bitvec;
 pub mod dag;
 pub mod diag;
 pub mod eval;
+pub mod evidence;
 pub mod generic;
 pub mod lexer;
 pub mod library;

@@ -1,21 +1,24 @@
-//! What each spec has been checked against: the status table
-//! `isa/specs/<target>/STATUS.tsv`, written by `misaal isa check` and
-//! committed. Everything downstream of the semantics (classes, rule audits,
-//! synthesis, compilation) reads only specs whose row says they met their
-//! oracle, and only while the spec is unchanged since: each row carries a
-//! digest of the unrolled semantics it was checked with.
+//! What each spec has been checked against, derived from the evidence of
+//! every machine (`isa/specs/<target>/evidence/*.tsv`, see
+//! [`crate::evidence`]). Everything downstream of the semantics (classes,
+//! rule audits, synthesis, compilation) reads only specs whose status says
+//! they met their oracle, and only while the spec is unchanged since: each
+//! row carries a digest of the unrolled semantics it was checked with, and a
+//! row whose digest is not the spec's current one counts for nothing.
 //!
-//! ```text
-//! # intrinsic<TAB>status<TAB>cases<TAB>digest<TAB>evidence
-//! _mm_add_epi8	silicon	1000	3f2a...	AMD Ryzen 9 7950X
-//! _mm_dpbusd_avx_epi32	proven-twin	0	81c0...	= _mm_dpbusd_epi32 (Z3)
-//! ```
+//! The one way to the status of a spec folder is
+//! [`StatusTable::for_spec_dir`]. For one spec text (digest) the status is
+//! `silicon` if any machine's row says so, else `emulator`, else
+//! `proven-twin` when a row names a twin that itself has a current
+//! `silicon`/`emulator` row, else `failed` if a row says so.
 
 use crate::diag::{Diagnostic, Span};
+use crate::evidence::{self, EvidenceFile};
 use crate::library::SpecLibrary;
 use crate::sema::Semantics;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The fewest agreeing oracle cases that make a spec `silicon` or
 /// `emulator`, unless the user asked for fewer (at least 1) with `--cases`.
@@ -23,14 +26,15 @@ pub const DEFAULT_CASES: u64 = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SpecStatus {
-    /// Agreed with this machine's CPU on every case.
+    /// Agreed with a machine's CPU on every case.
     Silicon,
     /// Agreed with an emulator (qemu) on every case.
     Emulator,
-    /// Not runnable here, but proven equal by Z3 to a spec that is
-    /// `silicon` or `emulator` (the same instruction in another encoding).
+    /// Proven equal by Z3 to a spec that is `silicon` or `emulator` (the
+    /// same instruction in another encoding).
     ProvenTwin,
-    /// Not runnable here and no verified twin: unverified.
+    /// No evidence (this machine cannot run it, and no twin): unverified.
+    /// A check's outcome only; never an evidence row.
     Skipped,
     /// Disagreed with its oracle.
     Failed,
@@ -57,74 +61,144 @@ impl SpecStatus {
     pub fn is_verified(self) -> bool {
         matches!(self, SpecStatus::Silicon | SpecStatus::Emulator | SpecStatus::ProvenTwin)
     }
+
+    /// Which of two statuses of one spec text wins (lower is stronger).
+    fn rank(self) -> u8 {
+        match self {
+            SpecStatus::Silicon => 0,
+            SpecStatus::Emulator => 1,
+            SpecStatus::ProvenTwin => 2,
+            SpecStatus::Failed => 3,
+            SpecStatus::Skipped => 4,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusRow {
     pub status: SpecStatus,
+    /// The most agreeing cases of any machine's row with this status.
     pub cases: u64,
     /// [`digest`] of the semantics that were checked.
     pub digest: String,
-    /// The CPU or emulator, or the twin and how it was proved.
+    /// The machines, or the twin and how it was proved.
     pub evidence: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The derived status of every spec some machine has evidence for.
+#[derive(Clone, Debug, Default)]
 pub struct StatusTable {
+    /// Per spec, the strongest status of any spec text with evidence (in
+    /// practice the current one); [`verified`](Self::verified) also looks
+    /// at `older` and checks the digest.
     pub rows: BTreeMap<String, StatusRow>,
+    /// Per spec, the derived rows of its other spec texts (stale or newer).
+    pub older: BTreeMap<String, Vec<StatusRow>>,
+    /// `(spec, digest)` of a `proven-twin` row -> `(twin, twin's digest)`:
+    /// the twin must still have that digest for the row to count.
+    pub twins: BTreeMap<(String, String), (String, String)>,
+    /// The spec folder, to read twins' current digests when asked.
+    spec_dir: Option<PathBuf>,
+    twin_digests: OnceLock<HashMap<String, String>>,
+    /// Which machines vouch for each `(spec, digest)` (by file name).
+    pub machines: BTreeMap<(String, String), BTreeSet<String>>,
 }
 
-const HEADER: &str = "# intrinsic\tstatus\tcases\tdigest\tevidence";
-
 impl StatusTable {
-    /// `<spec dir>/STATUS.tsv`.
+    /// The status of every spec of `spec_dir`, derived from all evidence
+    /// files in `<spec_dir>/evidence/`: the one way every consumer gets it.
+    pub fn for_spec_dir(spec_dir: &Path) -> Result<StatusTable, Diagnostic> {
+        Self::derive_dir(&evidence::evidence_dir(spec_dir), spec_dir)
+    }
+
+    /// [`for_spec_dir`](Self::for_spec_dir) with the evidence in another
+    /// folder (`misaal isa check --evidence DIR`).
+    pub fn derive_dir(evidence_dir: &Path, spec_dir: &Path) -> Result<StatusTable, Diagnostic> {
+        let files = evidence::load_dir(evidence_dir)?;
+        Ok(Self::derive(&files, Some(spec_dir)))
+    }
+
+    /// The evidence folder of a spec folder (kept so that
+    /// `StatusTable::load(&StatusTable::path_for(dir))` still means
+    /// [`for_spec_dir`](Self::for_spec_dir)).
     pub fn path_for(spec_dir: &Path) -> PathBuf {
-        spec_dir.join("STATUS.tsv")
+        evidence::evidence_dir(spec_dir)
     }
 
-    /// Reads a table; a missing file is an empty table (nothing verified).
-    pub fn load(path: &Path) -> Result<StatusTable, Diagnostic> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Self::parse(&path.display().to_string(), &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StatusTable::default()),
-            Err(e) => Err(Diagnostic::new(&path.display().to_string(), Span::default(), format!("cannot read the status table: {e}"))),
+    /// The derived table of an evidence folder (`<spec dir>/evidence`);
+    /// twins are checked against the specs of its parent folder.
+    pub fn load(evidence_dir: &Path) -> Result<StatusTable, Diagnostic> {
+        if evidence_dir.is_file() {
+            return Err(Diagnostic::new(
+                &evidence_dir.display().to_string(),
+                Span::default(),
+                "expected an evidence folder (`<specs>/evidence`, one `<machine>.tsv` per machine); the single status table is gone: `misaal isa check --import` converts nothing, so move its rows into a machine's evidence file",
+            ));
         }
+        let spec_dir = evidence_dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::derive_dir(evidence_dir, &spec_dir)
     }
 
-    pub fn parse(file: &str, text: &str) -> Result<StatusTable, Diagnostic> {
-        let mut rows = BTreeMap::new();
-        for (k, line) in text.lines().enumerate() {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let at = |col: usize, msg: String| Diagnostic::new(file, Span { line: k as u32 + 1, col: col as u32 + 1 }, msg);
-            let f: Vec<&str> = line.split('\t').collect();
-            if f.len() != 5 {
-                return Err(at(0, format!("expected 5 tab-separated fields (intrinsic, status, cases, digest, evidence), found {}", f.len())));
-            }
-            let col = |i: usize| f[..i].iter().map(|s| s.len() + 1).sum::<usize>();
-            let status = SpecStatus::parse(f[1]).ok_or_else(|| at(col(1), format!("unknown status `{}`; expected silicon, emulator, proven-twin, skipped or failed", f[1])))?;
-            let cases = f[2].parse().map_err(|_| at(col(2), format!("expected a case count, found `{}`", f[2])))?;
-            if rows.insert(f[0].to_string(), StatusRow { status, cases, digest: f[3].to_string(), evidence: f[4].to_string() }).is_some() {
-                return Err(at(0, format!("a second row for `{}`", f[0])));
+    /// Derives statuses from evidence files (the file name names the machine).
+    pub fn derive(files: &[(PathBuf, EvidenceFile)], spec_dir: Option<&Path>) -> StatusTable {
+        type Key = (String, String);
+        let mut by_text: BTreeMap<Key, Vec<(&str, &evidence::EvidenceRow)>> = BTreeMap::new();
+        for (path, f) in files {
+            let machine = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
+            for r in f.rows.values() {
+                by_text.entry((r.intrinsic.clone(), r.digest.clone())).or_default().push((machine, r));
             }
         }
-        Ok(StatusTable { rows })
+        // Specs texts verified by their own oracle somewhere: what a twin may lean on.
+        let by_oracle: BTreeSet<&Key> = by_text.iter().filter(|(_, rs)| rs.iter().any(|(_, r)| matches!(r.status, SpecStatus::Silicon | SpecStatus::Emulator))).map(|(k, _)| k).collect();
+        let mut table = StatusTable { spec_dir: spec_dir.map(Path::to_path_buf), ..Default::default() };
+        let mut derived: BTreeMap<String, Vec<StatusRow>> = BTreeMap::new();
+        for (key, rs) in &by_text {
+            let twin_ok = |r: &evidence::EvidenceRow| r.twin.as_ref().is_some_and(|t| by_oracle.contains(&(t.0.clone(), t.1.clone())));
+            let counts = |r: &&(&str, &evidence::EvidenceRow)| r.1.status != SpecStatus::ProvenTwin || twin_ok(r.1);
+            let best = rs.iter().filter(counts).map(|(_, r)| r.status).min_by_key(|s| s.rank());
+            let row = match best {
+                Some(status) => {
+                    let with: Vec<&(&str, &evidence::EvidenceRow)> = rs.iter().filter(|(_, r)| r.status == status).filter(counts).collect();
+                    let cases = with.iter().map(|(_, r)| r.cases).max().unwrap_or(0);
+                    let machines: BTreeSet<String> = with.iter().map(|(m, _)| m.to_string()).collect();
+                    let evidence = match status {
+                        SpecStatus::ProvenTwin => {
+                            let t = with[0].1.twin.clone().expect("a twin row names its twin");
+                            let e = format!("= {} (Z3)", t.0);
+                            table.twins.insert(key.clone(), t);
+                            e
+                        }
+                        _ => {
+                            let names: BTreeSet<String> = with.iter().map(|(_, r)| r.machine.describe()).collect();
+                            names.into_iter().collect::<Vec<_>>().join("; ")
+                        }
+                    };
+                    table.machines.insert(key.clone(), machines);
+                    StatusRow { status, cases, digest: key.1.clone(), evidence }
+                }
+                None => {
+                    let t = rs[0].1.twin.as_ref().map(|t| t.0.as_str()).unwrap_or("?");
+                    StatusRow { status: SpecStatus::Skipped, cases: 0, digest: key.1.clone(), evidence: format!("proven equal to {t}, which no current evidence verifies") }
+                }
+            };
+            derived.entry(key.0.clone()).or_default().push(row);
+        }
+        for (name, mut rows) in derived {
+            rows.sort_by_key(|r| (r.status.rank(), std::cmp::Reverse(r.cases)));
+            let mut rows = rows.into_iter();
+            table.rows.insert(name.clone(), rows.next().expect("one row at least"));
+            let rest: Vec<StatusRow> = rows.collect();
+            if !rest.is_empty() {
+                table.older.insert(name, rest);
+            }
+        }
+        table
     }
 
-    /// Writes the table whole, through a temporary file and a rename.
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let mut out = String::from(HEADER);
-        out.push('\n');
-        for (name, r) in &self.rows {
-            out.push_str(&format!("{name}\t{}\t{}\t{}\t{}\n", r.status.label(), r.cases, r.digest, r.evidence.replace(['\t', '\n'], " ")));
-        }
-        if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(d)?;
-        }
-        let tmp = path.with_extension(format!("tsv.tmp{}", std::process::id()));
-        std::fs::write(&tmp, out)?;
-        std::fs::rename(&tmp, path)
+    /// The derived row of `name` for the spec text with digest `d`.
+    pub fn row_for(&self, name: &str, d: &str) -> Option<&StatusRow> {
+        self.rows.get(name).into_iter().chain(self.older.get(name).into_iter().flatten()).find(|r| r.digest == d)
     }
 
     /// `Ok` when the spec may be used: its row is verified and was made from
@@ -145,14 +219,41 @@ impl StatusTable {
     }
 
     fn verified_digest(&self, name: &str, digest: impl FnOnce() -> Result<String, String>) -> Result<(), String> {
-        let Some(r) = self.rows.get(name) else { return Err(format!("`{name}` was never checked against its oracle")) };
+        let Some(best) = self.rows.get(name) else { return Err(format!("`{name}` was never checked against its oracle")) };
+        // A spec no evidence verifies is not unrolled just to say so.
+        let any_verified = best.status.is_verified() || self.older.get(name).is_some_and(|o| o.iter().any(|r| r.status.is_verified()));
+        if !any_verified {
+            return Err(format!("`{name}` is {} ({}), so it is unverified", best.status.label(), best.evidence));
+        }
+        let d = digest()?;
+        let Some(r) = self.row_for(name, &d) else { return Err(format!("`{name}` changed since it was checked (its evidence is for another text; status then {})", best.status.label())) };
         if !r.status.is_verified() {
             return Err(format!("`{name}` is {} ({}), so it is unverified", r.status.label(), r.evidence));
         }
-        if r.digest != digest()? {
-            return Err(format!("`{name}` changed since it was checked (status {})", r.status.label()));
+        if let Some((twin, twin_digest)) = self.twins.get(&(name.to_string(), d)) {
+            match self.twin_digest(twin) {
+                Some(now) if now == *twin_digest => {}
+                _ => return Err(format!("`{name}` is proven-twin of `{twin}`, whose spec changed since (its evidence is stale)")),
+            }
         }
         Ok(())
+    }
+
+    /// The current digest of a spec that some twin row leans on.
+    fn twin_digest(&self, name: &str) -> Option<String> {
+        let map = self.twin_digests.get_or_init(|| {
+            let Some(dir) = &self.spec_dir else { return HashMap::new() };
+            let Ok(lib) = SpecLibrary::load_dir_lazy(dir) else { return HashMap::new() };
+            let names: BTreeSet<&String> = self.twins.values().map(|(n, _)| n).collect();
+            names.into_iter().filter(|n| lib.unrolled(n).is_some_and(|r| r.is_ok())).map(|n| (n.clone(), lib.digest(n).expect("unrolled").to_string())).collect()
+        });
+        map.get(name).cloned()
+    }
+
+    /// Whether the spec text `(name, digest)` rests only on machines other
+    /// than `machine` (an evidence file's stem).
+    pub fn only_elsewhere(&self, name: &str, d: &str, machine: &str) -> bool {
+        self.machines.get(&(name.to_string(), d.to_string())).is_some_and(|m| !m.contains(machine))
     }
 }
 

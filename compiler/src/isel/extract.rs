@@ -10,8 +10,10 @@
 //! extractor runs once per e-graph and serves every root.
 //!
 //! Node costs: an x86 instruction costs its reciprocal throughput in
-//! cycles, from `isa/costs/x86.csv` when it exists, else the spec's `cost`
-//! line (reported as a fallback); leaves and constants cost 0. A Halide op
+//! cycles, from the measured table of the target's microarchitecture
+//! ([`cost_table_for_target`]: `isa/costs/x86-znver4.csv` for
+//! `avx512_zen4`) when it has a row, else the spec's `cost` line (reported
+//! as a fallback); leaves and constants cost 0. A Halide op
 //! is never target code: it is taken only where a class has nothing else,
 //! at [`CostModel::naive`] per op, and each one taken is counted as a
 //! subterm for the naive lowering.
@@ -255,7 +257,7 @@ pub fn glue_shape(op: &Op, register_bits: i64) -> Option<Glue> {
 /// Where an instruction's cost comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CostSource {
-    /// `isa/costs/x86.csv`, measured on this machine.
+    /// A measured table (`isa/costs/<isa>-<cpu>.csv`, `misaal isa measure`).
     Measured,
     /// The spec's `cost` line (approximate; the fallback).
     SpecLine,
@@ -269,17 +271,69 @@ pub struct CostModel {
     pub naive: f64,
     /// Whether a measured table was read.
     pub measured_table: bool,
+    /// Which table was read and why (for `--explain-isel`).
+    pub choice: String,
 }
 
-/// `isa/costs/x86.csv` in this repository.
+/// `isa/costs` in this repository.
+fn costs_dir() -> std::path::PathBuf {
+    misaal_isa::bundled_spec_dir("x86").join("../../costs")
+}
+
+/// The table an x86 target falls back to when its CPU has none: AVX2's,
+/// measured on the AVX2 AMD EPYC (Zen 3) this project long ran on.
+const X86_AVX2_TABLE: &str = "x86-znver3";
+/// The fallback of an AVX-512 target whose CPU has no table: the only one
+/// with AVX-512 rows.
+const X86_AVX512_TABLE: &str = "x86-znver4";
+
+/// The default cost table of `x86` (no Halide target given): the AVX2 one.
 pub fn bundled_cost_table() -> std::path::PathBuf {
     bundled_cost_table_for("x86")
 }
 
-/// `isa/costs/<isa>.csv` in this repository (it may not exist: then the
-/// specs' cost lines are the costs).
+/// The default cost table of an ISA with no Halide target given:
+/// `isa/costs/x86-znver3.csv` for x86, `isa/costs/<isa>.csv` for the others
+/// (it may not exist: then the specs' cost lines are the costs).
 pub fn bundled_cost_table_for(isa: &str) -> std::path::PathBuf {
-    misaal_isa::bundled_spec_dir(isa).join(format!("../../costs/{isa}.csv"))
+    match isa {
+        "x86" => costs_dir().join(format!("{X86_AVX2_TABLE}.csv")),
+        _ => costs_dir().join(format!("{isa}.csv")),
+    }
+}
+
+/// The measured cost table for a Halide target, and why it was chosen.
+/// Costs belong to a microarchitecture: an x86 target's `avx512_<cpu>`
+/// feature names its CPU (`avx512_zen4` is LLVM's `znver4`), whose table is
+/// `isa/costs/x86-<llvm cpu>.csv`. Fallback: an AVX-512 target whose CPU
+/// has no table uses the Zen 4 table (the only one with AVX-512 rows); any
+/// other x86 target the AVX2 table (Zen 3). ARM and HVX have one table each.
+pub fn cost_table_for_target(isa: &str, halide_target: &str) -> (std::path::PathBuf, String) {
+    if isa != "x86" {
+        let p = bundled_cost_table_for(isa);
+        let why = format!("{isa} has one table, {}", p.display());
+        return (p, why);
+    }
+    let features: Vec<&str> = halide_target.split('-').collect();
+    let table = |name: &str| costs_dir().join(format!("{name}.csv"));
+    for f in &features {
+        if let Some(cpu) = f.strip_prefix("avx512_") {
+            let llvm = match cpu {
+                "zen4" => "znver4",
+                "zen5" => "znver5",
+                other => other,
+            };
+            let p = table(&format!("x86-{llvm}"));
+            if p.exists() {
+                return (p, format!("x86-{llvm}.csv: the target's `{f}` is the {llvm} microarchitecture"));
+            }
+            return (table(X86_AVX512_TABLE), format!("{X86_AVX512_TABLE}.csv (fallback): no table for `{f}` (x86-{llvm}.csv); an AVX-512 target without its own table uses Zen 4's, the only one with AVX-512 rows"));
+        }
+    }
+    if features.iter().any(|f| f.starts_with("avx512")) {
+        return (table(X86_AVX512_TABLE), format!("{X86_AVX512_TABLE}.csv (fallback): the target has AVX-512 but names no CPU (`avx512_<cpu>`); Zen 4's is the only table with AVX-512 rows"));
+    }
+    (table(X86_AVX2_TABLE), format!("{X86_AVX2_TABLE}.csv (fallback): the target names no AVX-512 CPU; the AVX2 table, measured on an AVX2 AMD EPYC (Zen 3)"))
 }
 
 impl CostModel {
@@ -311,7 +365,21 @@ impl CostModel {
                 }
             }
         }
-        CostModel { table, naive: 50.0, measured_table }
+        let choice = match csv {
+            Some(p) if measured_table => p.display().to_string(),
+            Some(p) => format!("no measured table at {} (spec cost lines)", p.display()),
+            None => "spec cost lines".into(),
+        };
+        CostModel { table, naive: 50.0, measured_table, choice }
+    }
+
+    /// [`load`](Self::load) with the table of a Halide target's
+    /// microarchitecture ([`cost_table_for_target`]); `choice` says which and why.
+    pub fn for_halide_target(instrs: &SpecLibrary, isa: &str, halide_target: &str) -> CostModel {
+        let (path, why) = cost_table_for_target(isa, halide_target);
+        let mut m = CostModel::load(instrs, Some(&path));
+        m.choice = if m.measured_table { format!("{} ({why})", path.display()) } else { format!("{}: spec cost lines ({why})", m.choice) };
+        m
     }
 
     pub fn instr(&self, name: &str) -> (f64, CostSource) {
@@ -597,7 +665,7 @@ mod tests {
         assert!(x86.nodes.iter().all(|n| !n.glue && !n.mem), "without sub_register nothing changes");
         g.mark_glue(1024, true);
         assert!(g.nodes[1].glue && g.nodes[1].mem && g.nodes[2].glue && g.nodes[2].mem);
-        let costs = CostModel { table: HashMap::new(), naive: 50.0, measured_table: false };
+        let costs = CostModel { table: HashMap::new(), naive: 50.0, measured_table: false, choice: String::new() };
         assert_eq!(costs.gnode(&g.nodes[2]), MEM_GLUE_COST);
     }
 }

@@ -110,7 +110,10 @@ impl Target {
 
     /// The target of a Stmt whose header says `target=`, or of `--target`.
     pub fn for_halide_target(target: &str) -> Result<Target, String> {
-        Target::load(isa_of_halide_target(target)?)
+        let mut t = Target::load(isa_of_halide_target(target)?)?;
+        // Costs of the target's microarchitecture (`avx512_zen4` -> znver4).
+        t.costs = CostModel::for_halide_target(&t.instrs, t.isa, target);
+        Ok(t)
     }
 
     pub fn rule_env(&self) -> RuleEnv<'_> {
