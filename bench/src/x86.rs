@@ -188,7 +188,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
             // AVX-512, and SIMDe's aliases must not rename their code.
             let obj = dir.join("ours_simde.o");
             let mut simde = Command::new("cc");
-            simde.args(["-O3", "-mavx2", "-DMISAAL_SIMDE", "-DSIMDE_ENABLE_NATIVE_ALIASES"]);
+            simde.args(["-O3", "-mavx2", "-Wno-psabi", "-DMISAAL_SIMDE", "-DSIMDE_ENABLE_NATIVE_ALIASES"]);
             let c = std::fs::read_to_string(dir.join("ours.c")).map_err(|e| e.to_string())?;
             if !c.contains("MISAAL_SIMDE") {
                 // C emitted before it included SIMDe itself.
