@@ -34,6 +34,11 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 command -v clang-19 >/dev/null || need_apt+=(clang-19)
 command -v ld.lld-19 >/dev/null || need_apt+=(lld-19)
 command -v llvm-objdump-19 >/dev/null || need_apt+=(llvm-19)
+# x86 kernels whose target needs a CPU feature this machine lacks (AVX-512 on
+# an AVX2 machine) are checked by building our C against SIMDe's portable
+# intrinsics (misaal bench, run `simde`); llvm-19 above brings llvm-mca-19
+# for the znver4 estimate, and clang-19 builds our C for Zen 4 to feed it.
+[ -f /usr/include/simde/x86/avx512.h ] || need_apt+=(libsimde-dev)
 if ((${#need_apt[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     echo "setup: installing ${need_apt[*]} with apt-get"

@@ -224,6 +224,17 @@ struct BenchArgs {
     /// compile --rules`); repeatable.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
     rules: Vec<PathBuf>,
+    /// x86: build our C against SIMDe's portable intrinsics (`-mavx2`,
+    /// libsimde-dev) and check it against the interpreter only, even on a
+    /// CPU that could run it natively. Without this flag SIMDe is used
+    /// when this CPU lacks a feature the kernel's target implies.
+    #[arg(long, value_name = "HOW", value_parser = ["simde"])]
+    emulate: Option<String>,
+    /// x86: read this CPU's feature flags from FILE (a `flags : ...` line
+    /// as in /proc/cpuinfo, or names separated by spaces) instead of
+    /// /proc/cpuinfo, to see what the bench does on another CPU.
+    #[arg(long, value_name = "FILE")]
+    cpu_flags: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -418,8 +429,7 @@ enum IsaCmd {
 const VERDICT_CACHE: &str = ".misaal-cache/verify.tsv";
 
 mod bench;
-mod bench_arm;
-mod bench_hvx;
+mod compile;
 mod check;
 mod classes;
 mod measure;
@@ -477,9 +487,7 @@ fn main() -> ExitCode {
         }
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
-        Cmd::Compile(args) => explain_isel(&args).and_then(|()| bench::compile(args)),
-        Cmd::Bench(args) if args.target == "hvx" => bench_hvx::bench(args),
-        Cmd::Bench(args) if args.target == "arm" => bench_arm::bench(args),
+        Cmd::Compile(args) => explain_isel(&args).and_then(|()| compile::compile(args)),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Synth(args) => synth::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, evidence, cpu_features, export, import }) => {
@@ -507,13 +515,13 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
     let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
-    bench::compile_isa(args.target.as_deref(), &module)?;
+    compile::compile_isa(args.target.as_deref(), &module)?;
     // As the compile loads it: the costs of the target's microarchitecture.
     let target = misaal_compiler::isel::Target::for_halide_target(&module.target)?;
     eprintln!("cost table: {}", target.costs.choice);
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
     let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
-    if let Some((path, text)) = bench::rule_files(&args.rules)? {
+    if let Some((path, text)) = compile::rule_files(&args.rules)? {
         opts.rules = Some(path);
         opts.rules_text = text;
     }

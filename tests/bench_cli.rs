@@ -39,9 +39,9 @@ fn bench(root: &Path, extra: &[&str]) -> (Option<i32>, String, String, String) {
     let col = header.iter().position(|h| *h == "bit_exact").expect("a bit_exact column");
     let row = csv.lines().nth(1).unwrap_or_else(|| panic!("no row in\n{csv}"));
     assert!(row.starts_with(KERNEL), "{row}");
-    // bit_exact holds commas inside quotes; the columns before it do not.
-    let cell = row.splitn(col + 1, ',').nth(col).unwrap().trim_start_matches('"');
-    (out.status.code(), stdout, stderr, cell.to_string())
+    // bit_exact holds commas inside quotes.
+    let cell = cells(row).swap_remove(col);
+    (out.status.code(), stdout, stderr, cell)
 }
 
 #[test]
@@ -118,5 +118,122 @@ fn a_busy_work_folder_is_refused_and_the_folders_are_chosen() {
     assert!(root.join("mine/bench_x86.csv").exists() && root.join("mine/rule_usage_x86.csv").exists());
     assert!(!root.join("reports").exists(), "nothing goes to the default reports/");
     assert!(!root.join("busy/.lock").exists(), "the lock is released");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The cells of a CSV line (only `bit_exact` is ever quoted).
+fn cells(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for ch in line.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// The CSV row of `root`'s run as column -> cell.
+fn row_of(root: &Path, report_dir: &str) -> std::collections::HashMap<String, String> {
+    let csv = std::fs::read_to_string(root.join(report_dir).join("bench_x86.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = cells(lines.next().unwrap());
+    header.into_iter().zip(cells(lines.next().unwrap())).collect()
+}
+
+/// Whether SIMDe's AVX-512 header compiles here; else the reason to skip.
+fn simde_missing() -> Option<String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let probe = dir.join(format!("simde-{}.c", std::process::id()));
+    std::fs::write(&probe, "#include <simde/x86/avx512.h>\nint main(void) { return 0; }\n").unwrap();
+    let ok = Command::new("cc").args(["-fsyntax-only", "-mavx2"]).arg(&probe).output().is_ok_and(|o| o.status.success());
+    (!ok).then(|| "skipped: <simde/x86/avx512.h> does not compile here (apt install libsimde-dev)".to_string())
+}
+
+/// `--emulate simde` on any CPU: ours built against SIMDe, checked
+/// against the interpreter only, no timing, and the llvm-mca znver4
+/// estimate from a native Zen 4 build of the same C.
+#[test]
+fn simde_mode_checks_against_the_interpreter_and_times_nothing() {
+    if let Some(why) = simde_missing() {
+        println!("{why}");
+        return;
+    }
+    let root = scratch("simde");
+    let (code, out, err, cell) = bench(&root, &["--inputs", "1", "--emulate", "simde"]);
+    assert_eq!(cell, "yes (1 inputs, interpreter, simde)", "{out}\n{err}");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let row = row_of(&root, "reports");
+    assert_eq!(row["run"], "simde");
+    for t in ["ours_us", "halide_us", "speedup", "naive_us", "clang_us"] {
+        assert_eq!(row[t], "", "{t}: emulated time means nothing");
+    }
+    assert!(root.join(format!("target/misaal-bench/{KERNEL}/ours_simde.o")).exists(), "ours was built against SIMDe");
+    if ["llvm-mca-19", "llvm-objdump-19", "clang-19"].iter().all(|t| Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success())) {
+        let cycles: f64 = row["ours_mca_cycles"].parse().unwrap_or_else(|e| panic!("ours_mca_cycles `{}`: {e}\n{out}\n{err}", row["ours_mca_cycles"]));
+        assert!(cycles > 0.0 && row["ours_mca_loops"].parse::<u64>().unwrap() > 0, "{row:?}");
+        assert!(root.join(format!("target/misaal-bench/{KERNEL}/ours_znver4.o")).exists(), "the estimate reads a native znver4 build");
+    } else {
+        println!("skipped the llvm-mca check: llvm-mca-19, llvm-objdump-19 or clang-19 missing (apt install llvm-19 clang-19)");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The mode follows the CPU: a flags list with everything avx512_zen4
+/// implies runs natively; the same list without avx512f builds against
+/// SIMDe, and the row says why Halide's object was not run.
+#[test]
+fn a_cpu_without_a_required_feature_is_emulated_automatically() {
+    if let Some(why) = simde_missing() {
+        println!("{why}");
+        return;
+    }
+    let zen4 = "fpu sse sse2 pni ssse3 sse4_1 sse4_2 avx avx2 fma f16c avx512f avx512cd avx512vl avx512bw avx512dq avx512ifma avx512vbmi avx512_vnni avx512_bf16 avx512_vbmi2 avx512_bitalg avx512_vpopcntdq gfni";
+    let root = scratch("auto");
+    std::fs::write(root.join("zen4.flags"), format!("flags\t\t: {zen4}\n")).unwrap();
+    std::fs::write(root.join("no512f.flags"), zen4.replace(" avx512f ", " ")).unwrap();
+    // A CPU with every feature, per the file (this test's C is built with
+    // -march=native, which any CPU running it can run).
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&root)
+        .args(["bench", "--suite", "suite", "--kernel", KERNEL, "--inputs", "1", "--no-interp", "--allow-unchecked", "--cpu-flags", "zen4.flags", "--report-dir", "native"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(row_of(&root, "native")["run"], "native", "{text}");
+    let (code, out, err, cell) = bench(&root, &["--inputs", "1", "--cpu-flags", "no512f.flags"]);
+    assert_eq!(cell, "yes (1 inputs, interpreter, simde)", "{out}\n{err}");
+    assert_eq!(code, Some(0));
+    assert_eq!(row_of(&root, "reports")["run"], "simde");
+    // Nothing compared: the row says why, naming the missing feature.
+    let (_, out, err, cell) = bench(&root, &["--inputs", "1", "--cpu-flags", "no512f.flags", "--no-interp", "--allow-unchecked"]);
+    assert!(cell.starts_with("unchecked") && cell.contains("lacks avx512f") && cell.contains("interpreter skipped"), "{cell}\n{out}\n{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// ARM's compile honours `--rules`, as x86's and HVX's do: a rule file
+/// that does not exist fails the compile and is named.
+#[test]
+fn arm_compiles_with_the_rules_given() {
+    let missing: Vec<&str> = ["aarch64-linux-gnu-gcc", "qemu-aarch64", "llvm-mca-19", "llvm-objdump-19"].into_iter().filter(|t| Command::new(t).arg("--version").output().is_err()).collect();
+    if !missing.is_empty() {
+        println!("skipped: {} not found", missing.join(", "));
+        return;
+    }
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli").join(std::process::id().to_string()).join("arm-rules");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .current_dir(&root)
+        .args(["bench", "--target", "arm", "--suite", concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/arm"), "--kernel", "add", "--inputs", "1", "--no-interp", "--rules", "no-such-rules.egg"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    let csv = std::fs::read_to_string(root.join("reports/bench_arm.csv")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(csv.contains("no-such-rules.egg"), "the compile was given --rules:\n{csv}\n{text}");
     let _ = std::fs::remove_dir_all(&root);
 }

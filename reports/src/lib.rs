@@ -370,28 +370,75 @@ pub struct BenchRow {
     pub fallback_exprs: Option<u64>,
     /// The Halide target the suite was built for.
     pub target: String,
+    /// How ours ran: `native`, or `simde` (built against SIMDe's portable
+    /// intrinsics because this CPU lacks a feature the target implies, or
+    /// `--emulate simde`; the timing columns are then empty).
+    pub run: String,
+    /// llvm-mca's cycles per iteration (`-mcpu=znver4`) summed over the
+    /// innermost SIMD loops of our C built for Zen 4 (never run); NaN
+    /// (empty) without llvm-mca-19 or clang-19.
+    pub ours_mca_cycles: f64,
+    /// The same for Halide's object; NaN without it.
+    pub halide_mca_cycles: f64,
+    /// `halide_mca_cycles / ours_mca_cycles`: above 1 means ours is
+    /// estimated faster on Zen 4. A static estimate, not a time.
+    pub mca_speedup: f64,
+    /// How many innermost loops each estimate summed.
+    pub ours_mca_loops: Option<u64>,
+    pub halide_mca_loops: Option<u64>,
 }
 
-pub const BENCH_COLUMNS: [&str; 12] =
-    ["kernel", "compile_ms", "ours_us", "halide_us", "speedup", "bit_exact", "peak_rss_kb", "naive_us", "clang_us", "speedup_vs_clang", "fallback_exprs", "target"];
+/// `reports/bench_x86.csv`'s columns, in order. The last six were added
+/// after the first twelve, which keep their places and meanings:
+/// `run` (`native` or `simde`), `ours_mca_cycles`, `halide_mca_cycles`,
+/// `mca_speedup` (Halide/ours), `ours_mca_loops`, `halide_mca_loops`.
+/// A value that could not be measured (a timing in a `simde` row, an
+/// estimate without llvm-mca) is an empty cell.
+pub const BENCH_COLUMNS: [&str; 18] = [
+    "kernel",
+    "compile_ms",
+    "ours_us",
+    "halide_us",
+    "speedup",
+    "bit_exact",
+    "peak_rss_kb",
+    "naive_us",
+    "clang_us",
+    "speedup_vs_clang",
+    "fallback_exprs",
+    "target",
+    "run",
+    "ours_mca_cycles",
+    "halide_mca_cycles",
+    "mca_speedup",
+    "ours_mca_loops",
+    "halide_mca_loops",
+];
 
 pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError> {
-    let r3 = |x: f64| (x * 1e3).round() / 1e3;
+    // NaN (not measured) is written as an empty cell, not `NaN`.
+    let r3 = |x: f64| x.is_finite().then(|| (x * 1e3).round() / 1e3);
     let mut df = DataFrame::new(
         rows.len(),
         vec![
             string_column(BENCH_COLUMNS[0], rows.iter().map(|r| r.kernel.clone()).collect()),
-            Column::new(BENCH_COLUMNS[1].into(), rows.iter().map(|r| r3(r.compile_ms)).collect::<Vec<f64>>()),
-            Column::new(BENCH_COLUMNS[2].into(), rows.iter().map(|r| r3(r.ours_us)).collect::<Vec<f64>>()),
-            Column::new(BENCH_COLUMNS[3].into(), rows.iter().map(|r| r3(r.halide_us)).collect::<Vec<f64>>()),
-            Column::new(BENCH_COLUMNS[4].into(), rows.iter().map(|r| r3(r.speedup)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[1].into(), rows.iter().map(|r| r3(r.compile_ms)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[2].into(), rows.iter().map(|r| r3(r.ours_us)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[3].into(), rows.iter().map(|r| r3(r.halide_us)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[4].into(), rows.iter().map(|r| r3(r.speedup)).collect::<Vec<Option<f64>>>()),
             string_column(BENCH_COLUMNS[5], rows.iter().map(|r| r.bit_exact.clone()).collect()),
             Column::new(BENCH_COLUMNS[6].into(), rows.iter().map(|r| r.peak_rss_kb).collect::<Vec<u64>>()),
-            Column::new(BENCH_COLUMNS[7].into(), rows.iter().map(|r| r3(r.naive_us)).collect::<Vec<f64>>()),
-            Column::new(BENCH_COLUMNS[8].into(), rows.iter().map(|r| r3(r.clang_us)).collect::<Vec<f64>>()),
-            Column::new(BENCH_COLUMNS[9].into(), rows.iter().map(|r| r3(r.speedup_vs_clang)).collect::<Vec<f64>>()),
+            Column::new(BENCH_COLUMNS[7].into(), rows.iter().map(|r| r3(r.naive_us)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[8].into(), rows.iter().map(|r| r3(r.clang_us)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[9].into(), rows.iter().map(|r| r3(r.speedup_vs_clang)).collect::<Vec<Option<f64>>>()),
             Column::new(BENCH_COLUMNS[10].into(), rows.iter().map(|r| r.fallback_exprs).collect::<Vec<Option<u64>>>()),
             string_column(BENCH_COLUMNS[11], rows.iter().map(|r| r.target.clone()).collect()),
+            string_column(BENCH_COLUMNS[12], rows.iter().map(|r| r.run.clone()).collect()),
+            Column::new(BENCH_COLUMNS[13].into(), rows.iter().map(|r| r3(r.ours_mca_cycles)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[14].into(), rows.iter().map(|r| r3(r.halide_mca_cycles)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[15].into(), rows.iter().map(|r| r3(r.mca_speedup)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[16].into(), rows.iter().map(|r| r.ours_mca_loops).collect::<Vec<Option<u64>>>()),
+            Column::new(BENCH_COLUMNS[17].into(), rows.iter().map(|r| r.halide_mca_loops).collect::<Vec<Option<u64>>>()),
         ],
     )
     .map_err(ReportError::Polars)?;
@@ -482,6 +529,12 @@ mod chart_tests {
                 speedup_vs_clang: 3.0,
                 fallback_exprs: Some(0),
                 target: "t".into(),
+                run: "native".into(),
+                ours_mca_cycles: f64::NAN,
+                halide_mca_cycles: f64::NAN,
+                mca_speedup: f64::NAN,
+                ours_mca_loops: None,
+                halide_mca_loops: None,
             })
             .collect();
         let path = std::env::var("MISAAL_KEEP_CHART").map(std::path::PathBuf::from).unwrap_or_else(|_| std::env::temp_dir().join(format!("chart-{}.png", std::process::id())));

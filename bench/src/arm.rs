@@ -1,0 +1,220 @@
+//! The ARM backend (`misaal bench --target arm`): the ARM suite
+//! (`benchmarks/arm`) compiled by misaal for AArch64 NEON, cross-built
+//! with `aarch64-linux-gnu-gcc -O3` for exactly the features of each
+//! Stmt's header, linked in one program with Halide 21's own ARM object
+//! (built for `arm_dot_prod`, every feature misaal may use) and run under
+//! `qemu-aarch64 -cpu max` on the shared input sets. Both outputs are
+//! compared byte for byte with each other and with the reference
+//! interpreter. qemu's run time says nothing about an ARM core, so speed
+//! is llvm-mca's estimate on a Neoverse N1 ([`crate::mca`]).
+
+use crate::check::{Outcome, Verdict, interpret_all, outcome};
+use crate::compile::{Compiled, Job, compile};
+use crate::inputs::input_set;
+use crate::lock::WorkLock;
+use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
+use crate::{Config, Kernel, Suite, csv_field, geomean, halide_include, run_tool, which, write_atomic};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const CC: &str = "aarch64-linux-gnu-gcc";
+const QEMU: &str = "qemu-aarch64";
+/// The core whose scheduling model llvm-mca uses.
+pub const MCA_CPU: &str = "neoverse-n1";
+/// The CSV's columns, in order (documented in README's bench_arm table).
+/// `peak_rss_kb` (the compile's, as x86's) was added last.
+pub const COLUMNS: &str = "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb";
+
+/// GCC's `-march` for exactly the spec features a Stmt's target has.
+pub fn march(features: &misaal_compiler::isel::features::CpuFeatures) -> String {
+    let f = |n: &str| features.features.contains(n);
+    let mut m = String::from(if f("rdm") { "armv8.1-a" } else { "armv8-a" });
+    for (feat, ext) in [("dotprod", "+dotprod"), ("fp16", "+fp16"), ("i8mm", "+i8mm")] {
+        if f(feat) {
+            m.push_str(ext);
+        }
+    }
+    if !f("neon") {
+        m.push_str("+nosimd");
+    }
+    m
+}
+
+struct Row {
+    kernel: String,
+    bit_exact: String,
+    ours: Option<Estimate>,
+    halide: Option<Estimate>,
+    compiled: Option<Compiled>,
+    method: &'static str,
+    target: String,
+    march: String,
+}
+
+fn csv(rows: &[Row]) -> String {
+    let mut s = format!("{COLUMNS}\n");
+    let num = |x: Option<f64>| x.filter(|v| v.is_finite()).map(|v| format!("{v:.2}")).unwrap_or_default();
+    let count = |x: Option<usize>| x.map(|n| n.to_string()).unwrap_or_default();
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{:.1},{},{},{},{}",
+            csv_field(&r.kernel),
+            csv_field(&r.bit_exact),
+            num(r.ours.map(|e| e.cycles)),
+            num(r.halide.map(|e| e.cycles)),
+            ratio(r.ours, r.halide).map(|x| format!("{x:.3}")).unwrap_or_default(),
+            count(r.ours.map(|e| e.instrs)),
+            count(r.halide.map(|e| e.instrs)),
+            count(r.ours.map(|e| e.loops)),
+            count(r.halide.map(|e| e.loops)),
+            r.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_default(),
+            r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+            r.method,
+            csv_field(&r.target),
+            csv_field(&r.march),
+            r.compiled.map(|c| c.peak_rss_kb.to_string()).unwrap_or_default(),
+        );
+    }
+    s
+}
+
+struct Context<'a> {
+    cfg: &'a Config,
+    suite: &'a Suite,
+    cc: PathBuf,
+    qemu: PathBuf,
+    tools: Tools,
+    work: &'a Path,
+    include: &'a Path,
+}
+
+fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
+    let cfg = cx.cfg;
+    let dir = cx.work.join(&k.name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let stmt = cx.suite.stmt(&k.name);
+    // `misaal compile --target arm` in a child, with `--rules`, as x86 and
+    // HVX compile: its time and peak memory are its own.
+    let compiled = compile(cfg, &Job { stmt: &stmt, isa: "arm", symbol: &format!("misaal_{}", k.function), out: &dir.join("ours.c"), naive: cfg.naive, usage_dir: None })?;
+    let module = crate::parse_stmt(&stmt)?;
+    let features = misaal_compiler::isel::features::CpuFeatures::from_halide_target(&module.target)?;
+    let march = march(&features);
+    let Some((hobj, runtime)) = cx.suite.halide_objects(&k.name) else {
+        return Err(format!("no Halide object for {} in {} (python3 benchmarks/generate.py --suite {} --target {})", k.name, cx.suite.dir.join("build/halide").display(), cx.suite.dir.display(), cx.suite.target));
+    };
+    write_atomic(&dir.join("main.c"), &crate::harness_c::harness(&k.function, &k.args)?)?;
+    let inc = |c: &mut Command| {
+        c.arg("-I").arg(cx.include).arg("-I").arg(&dir).arg("-I").arg(hobj.parent().expect("a folder"));
+    };
+    // Our object alone, for the static estimate; then the program.
+    let obj = dir.join("ours.o");
+    let mut cc = Command::new(&cx.cc);
+    cc.args(["-O3", &format!("-march={march}"), "-c"]).arg(dir.join("ours.c")).arg("-o").arg(&obj);
+    inc(&mut cc);
+    run_tool(&mut cc, "aarch64-linux-gnu-gcc (ours.c)")?;
+    let exe = dir.join("kernel");
+    let mut link = Command::new(&cx.cc);
+    link.args(["-O2", "-static", &format!("-march={march}")]).arg(dir.join("main.c")).arg(&obj).arg(&hobj).arg(&runtime).arg("-o").arg(&exe).args(["-lpthread", "-ldl", "-lm"]);
+    inc(&mut link);
+    run_tool(&mut link, "aarch64-linux-gnu-gcc (link)")?;
+
+    let mut v = Verdict::new(cfg.inputs);
+    let mut sets = Vec::new();
+    let mut ours_out = Vec::new();
+    for r in 0..cfg.inputs {
+        let set = input_set(k, r);
+        for (name, data) in &set {
+            std::fs::write(dir.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
+        }
+        run_tool(Command::new(&cx.qemu).args(["-cpu", "max"]).arg(&exe).arg(&dir), QEMU)?;
+        let ours = std::fs::read(dir.join("out_ours.bin")).map_err(|e| e.to_string())?;
+        let halide = std::fs::read(dir.join("out_halide.bin")).map_err(|e| e.to_string())?;
+        v.compare(r, &ours, &halide, "Halide's object");
+        sets.push(set);
+        ours_out.push(ours);
+    }
+    v.refs.push("Halide");
+    if cfg.interp {
+        for (r, want) in interpret_all(&module, k, &sets)?.iter().enumerate() {
+            v.compare(r, &ours_out[r], want, "the reference interpreter");
+        }
+        v.refs.push("interpreter");
+    }
+    let ours = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &obj).map_err(|e| format!("estimate (ours): {e}"))?;
+    let halide = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &hobj).map_err(|e| format!("estimate (Halide): {e}"))?;
+    Ok(Row { kernel: k.name.clone(), bit_exact: v.cell(), ours: Some(ours), halide: Some(halide), compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone(), march })
+}
+
+pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
+    let suite = Suite::load(cfg)?;
+    let get = |t: &str, pkg: &str| which(t).ok_or_else(|| format!("error: misaal bench --target arm needs {t}, not found on PATH (scripts/setup.sh installs {pkg})"));
+    let (cc, qemu) = (get(CC, "gcc-aarch64-linux-gnu")?, get(QEMU, "qemu-user")?);
+    let tools = Tools::find().map_err(|e| format!("error: misaal bench --target arm needs {e}"))?;
+    let include = halide_include().map_err(|e| format!("error: {e}"))?;
+    let work = cfg.work_dir.join("arm");
+    let _lock = WorkLock::take(&work)?;
+    let cx = Context { cfg, suite: &suite, cc, qemu, tools, work: &work, include: &include };
+    let mut rows = Vec::new();
+    let (mut failed, mut unchecked) = (0, 0);
+    for k in suite.selected(cfg) {
+        let t = Instant::now();
+        let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
+            kernel: k.name.clone(),
+            bit_exact: format!("no: {}", e.lines().next().unwrap_or("")),
+            ours: None,
+            halide: None,
+            compiled: None,
+            method: if cfg.naive { "naive" } else { "isel" },
+            target: suite.target.clone(),
+            march: String::new(),
+        });
+        let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
+        println!(
+            "{:<24} {:<5} compile {:>7.1} ms  mca ours {}  halide {}  fallbacks {:>3}  {:.0} s  {}",
+            row.kernel,
+            row.method,
+            row.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+            cyc(row.ours),
+            cyc(row.halide),
+            row.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+            t.elapsed().as_secs_f64(),
+            row.bit_exact
+        );
+        match outcome(&row.bit_exact) {
+            Outcome::Unchecked => unchecked += 1,
+            Outcome::Failed => failed += 1,
+            Outcome::Exact => {}
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err("error: no kernel matches".into());
+    }
+    let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
+    let (geo, n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
+    let fallbacks: u64 = rows.iter().filter_map(|r| r.compiled.and_then(|c| c.fallback_exprs)).sum();
+    println!(
+        "{exact} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {n} kernels; {fallbacks} fallback expression(s)",
+        rows.len()
+    );
+    std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
+    let path = cfg.report_dir.join("bench_arm.csv");
+    write_atomic(&path, &csv(&rows))?;
+    println!("wrote {}", path.display());
+    Ok(crate::exit_status(failed, unchecked, cfg.allow_unchecked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn march_follows_the_features() {
+        let f = |t: &str| march(&misaal_compiler::isel::features::CpuFeatures::from_halide_target(t).unwrap());
+        assert_eq!(f("arm-64-linux-arm_dot_prod-no_runtime"), "armv8-a+dotprod");
+        assert_eq!(f("arm-64-linux"), "armv8-a");
+    }
+}

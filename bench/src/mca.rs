@@ -1,0 +1,238 @@
+//! The static speed estimate of an object, for targets whose run time
+//! means nothing here (ARM under qemu, x86 code for a CPU this is not):
+//! the innermost loops of the object (a backward branch whose range holds
+//! no other backward branch, with at least [`MIN_SIMD`] SIMD
+//! instructions), each fed to `llvm-mca-19` for its cycles per iteration,
+//! summed over the loops, and the loops' instruction count. Loop trip
+//! counts are not weighed in: ours and Halide's columns compare the same
+//! Stmt's loops; they are not times.
+
+use crate::{run_tool, which};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub const MCA: &str = "llvm-mca-19";
+pub const OBJDUMP: &str = "llvm-objdump-19";
+/// An innermost loop counts when it holds at least this many SIMD instructions.
+pub const MIN_SIMD: usize = 4;
+
+/// The instruction set a disassembly is read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Aarch64,
+    /// AT&T syntax, as llvm-objdump prints and llvm-mca reads by default.
+    X86_64,
+}
+
+impl Arch {
+    fn triple(self) -> &'static str {
+        match self {
+            Arch::Aarch64 => "aarch64",
+            Arch::X86_64 => "x86_64",
+        }
+    }
+
+    /// Where an operand list's trailing comment starts.
+    fn comment(self) -> &'static str {
+        match self {
+            Arch::Aarch64 => "//",
+            Arch::X86_64 => "#",
+        }
+    }
+}
+
+/// llvm-mca and llvm-objdump, found on PATH.
+pub struct Tools {
+    pub mca: PathBuf,
+    pub objdump: PathBuf,
+}
+
+impl Tools {
+    /// Both tools, or which one is missing and the package that has it.
+    pub fn find() -> Result<Tools, String> {
+        let get = |t: &str| which(t).ok_or_else(|| format!("{t} not found on PATH (scripts/setup.sh installs llvm-19)"));
+        Ok(Tools { mca: get(MCA)?, objdump: get(OBJDUMP)? })
+    }
+}
+
+/// One instruction of a disassembly: address, mnemonic, operands.
+pub type Ins = (u64, String, String);
+
+pub fn disasm(objdump: &Path, obj: &Path) -> Result<Vec<Ins>, String> {
+    let out = run_tool(Command::new(objdump).args(["-d", "--no-show-raw-insn"]).arg(obj), OBJDUMP)?;
+    let mut v = Vec::new();
+    for line in String::from_utf8_lossy(&out).lines() {
+        // `     1c: 	add	x0, x1, x2`
+        let Some((addr, rest)) = line.trim_start().split_once(':') else { continue };
+        let Ok(a) = u64::from_str_radix(addr.trim(), 16) else { continue };
+        let rest = rest.trim();
+        if rest.is_empty() || rest.starts_with('<') {
+            continue;
+        }
+        let (mn, ops) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        v.push((a, mn.to_string(), ops.trim().to_string()));
+    }
+    Ok(v)
+}
+
+/// The target of a direct branch, if `mn` is one (`b`, `b.ne`, `cbz`,
+/// `tbnz`; `jne`, `jmp`, `loop`).
+pub fn branch_target(arch: Arch, mn: &str, ops: &str) -> Option<u64> {
+    let is_branch = match arch {
+        Arch::Aarch64 => mn == "b" || mn.starts_with("b.") || matches!(mn, "cbz" | "cbnz" | "tbz" | "tbnz"),
+        Arch::X86_64 => mn.starts_with('j') || mn.starts_with("loop"),
+    };
+    if !is_branch {
+        return None;
+    }
+    // The target is the last operand: `0x1c <f+0x1c>` or `1c <f+0x1c>`.
+    let last = ops.split(',').next_back()?.split_whitespace().next()?;
+    u64::from_str_radix(last.trim_start_matches("0x").trim_start_matches('#'), 16).ok()
+}
+
+pub fn is_simd(arch: Arch, ops: &str) -> bool {
+    match arch {
+        Arch::Aarch64 => ops.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').any(|w| {
+            let w = w.split('.').next().unwrap_or("");
+            (w.starts_with('v') || w.starts_with('q')) && w.len() > 1 && w[1..].bytes().all(|b| b.is_ascii_digit())
+        }),
+        Arch::X86_64 => ["%xmm", "%ymm", "%zmm"].iter().any(|r| ops.contains(r)),
+    }
+}
+
+/// The innermost loops with at least [`MIN_SIMD`] SIMD instructions:
+/// each a slice of `ins` from the branch target to the backward branch.
+pub fn inner_loops(arch: Arch, ins: &[Ins]) -> Vec<&[Ins]> {
+    // Each section of an object starts at address 0: the target is looked
+    // for backwards from the branch, within its run of rising addresses.
+    let start_of = |i: usize, t: u64| -> Option<usize> {
+        let mut j = i;
+        loop {
+            if ins[j].0 == t {
+                return Some(j);
+            }
+            if j == 0 || ins[j - 1].0 >= ins[j].0 || ins[j].0 < t {
+                return None;
+            }
+            j -= 1;
+        }
+    };
+    let spans: Vec<(usize, usize)> = ins
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (a, mn, ops))| branch_target(arch, mn, ops).filter(|t| t <= a).and_then(|t| start_of(i, t)).map(|s| (s, i)))
+        .collect();
+    spans
+        .iter()
+        .filter(|s| !spans.iter().any(|o| o != *s && o.0 >= s.0 && o.1 <= s.1))
+        .map(|&(s, e)| &ins[s..=e])
+        .filter(|body| body.iter().filter(|(_, _, ops)| is_simd(arch, ops)).count() >= MIN_SIMD)
+        .collect()
+}
+
+/// llvm-mca's cycles per iteration of a loop body (its branches and
+/// padding left out) on `cpu`.
+pub fn mca_cycles(mca: &Path, arch: Arch, cpu: &str, body: &[Ins]) -> Result<f64, String> {
+    let text: String = body
+        .iter()
+        .filter(|(_, mn, ops)| branch_target(arch, mn, ops).is_none() && !mn.starts_with("nop") && mn != "int3" && mn != "data16")
+        .map(|(_, mn, ops)| format!("{mn} {}\n", ops.split(arch.comment()).next().unwrap_or("").split('<').next().unwrap_or("").trim()))
+        .collect();
+    const ITER: u32 = 100;
+    let mut child = Command::new(mca)
+        .args([&format!("-mtriple={}", arch.triple()), &format!("-mcpu={cpu}"), &format!("-iterations={ITER}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{MCA}: {e}"))?;
+    {
+        use std::io::Write;
+        child.stdin.take().expect("piped").write_all(text.as_bytes()).map_err(|e| format!("{MCA}: {e}"))?;
+    }
+    let out = child.wait_with_output().map_err(|e| format!("{MCA}: {e}"))?;
+    let s = String::from_utf8_lossy(&out.stdout);
+    let total = s.lines().find_map(|l| l.trim().strip_prefix("Total Cycles:")).and_then(|v| v.trim().parse::<f64>().ok());
+    total.map(|t| t / ITER as f64).ok_or_else(|| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        // `<stdin>:LINE:COL: error: ...`: name the line it could not read.
+        let line = err.split(':').nth(1).and_then(|l| l.parse::<usize>().ok()).and_then(|l| text.lines().nth(l.saturating_sub(1))).unwrap_or("");
+        format!("{MCA} gave no cycle count: {} (`{line}`)", err.lines().next().unwrap_or(""))
+    })
+}
+
+/// The static estimate of one object: mca cycles summed over its inner
+/// loops, their instructions, how many loops.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Estimate {
+    pub cycles: f64,
+    pub instrs: usize,
+    pub loops: usize,
+}
+
+/// `obj`'s estimate on `cpu`.
+pub fn estimate(tools: &Tools, arch: Arch, cpu: &str, obj: &Path) -> Result<Estimate, String> {
+    let ins = disasm(&tools.objdump, obj)?;
+    let mut e = Estimate::default();
+    for body in inner_loops(arch, &ins) {
+        e.cycles += mca_cycles(&tools.mca, arch, cpu, body)?;
+        e.instrs += body.len();
+        e.loops += 1;
+    }
+    Ok(e)
+}
+
+/// Halide's cycles over ours: above 1 means ours is estimated faster.
+pub fn ratio(ours: Option<Estimate>, halide: Option<Estimate>) -> Option<f64> {
+    match (ours, halide) {
+        (Some(o), Some(h)) if o.cycles > 0.0 && h.cycles > 0.0 => Some(h.cycles / o.cycles),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ins(v: &[(u64, &str, &str)]) -> Vec<Ins> {
+        v.iter().map(|(a, m, o)| (*a, m.to_string(), o.to_string())).collect()
+    }
+
+    #[test]
+    fn finds_innermost_vector_loops() {
+        let code = ins(&[
+            (0x0, "mov", "x0, #0"),
+            (0x4, "ldr", "q0, [x1]"),
+            (0x8, "add", "v0.16b, v0.16b, v1.16b"),
+            (0xc, "umax", "v2.16b, v0.16b, v1.16b"),
+            (0x10, "str", "q2, [x2]"),
+            (0x14, "subs", "x3, x3, #1"),
+            (0x18, "b.ne", "0x4 <f+0x4>"),
+            (0x1c, "cbnz", "x4, 0x0 <f>"),
+        ]);
+        let loops = inner_loops(Arch::Aarch64, &code);
+        assert_eq!(loops.len(), 1, "the outer loop holds the inner one");
+        assert_eq!(loops[0].len(), 6);
+        assert!(is_simd(Arch::Aarch64, "v0.16b, v1.16b") && is_simd(Arch::Aarch64, "q2, [x2]") && !is_simd(Arch::Aarch64, "x3, x3, #1"));
+    }
+
+    #[test]
+    fn finds_innermost_x86_loops() {
+        let code = ins(&[
+            (0x0, "xorl", "%eax, %eax"),
+            (0x2, "vmovdqu64", "(%rdi,%rax), %zmm0"),
+            (0x9, "vpaddb", "%zmm1, %zmm0, %zmm0"),
+            (0xf, "vpmaxub", "%zmm1, %zmm0, %zmm2"),
+            (0x15, "vmovdqu64", "%zmm2, (%rsi,%rax)"),
+            (0x1c, "addq", "$0x40, %rax"),
+            (0x20, "jne", "0x2 <f+0x2>"),
+            (0x22, "jmp", "0x0 <f>"),
+            (0x24, "jmpq", "*%rax"),
+        ]);
+        let loops = inner_loops(Arch::X86_64, &code);
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        assert_eq!(loops[0].len(), 6);
+        assert_eq!(branch_target(Arch::X86_64, "jmpq", "*%rax"), None);
+        assert!(!is_simd(Arch::X86_64, "$0x40, %rax"));
+    }
+}

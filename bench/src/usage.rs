@@ -1,0 +1,61 @@
+//! x86's rule-usage and coverage reports, gathered from what each
+//! kernel's compile wrote to `WORK/KERNEL/usage/`.
+
+use crate::write_atomic;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// `reports/rule_usage_x86.csv` (`rule,kernel,matches,search_apply_ms,
+/// used_in_extraction`: every proved rule instance a kernel loaded, with
+/// egglog's match counts and search-and-apply time summed over its
+/// functions) and `reports/coverage_x86.csv` (`instruction,class,
+/// reachable_by_rules,emitted_in_suite`: every verified x86 spec; `class`
+/// is its similarity class from `reports/x86_classes.csv` when `misaal
+/// classes` has written it, else `family:NAME`, the spec file).
+pub fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Result<String, String> {
+    let mut usage = String::from("rule,kernel,matches,search_apply_ms,used_in_extraction\n");
+    let mut emitted: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for k in kernels {
+        let dir = work.join(k).join("usage");
+        let Ok(text) = std::fs::read_to_string(dir.join("rule_usage.csv")) else { continue };
+        for line in text.lines().skip(1) {
+            // "rule",matches,ms,used: the rule is quoted (its name has commas).
+            let Some((rule, rest)) = line.rsplit_once('"').map(|(r, rest)| (r.trim_start_matches('"'), rest.trim_start_matches(','))) else { continue };
+            let _ = writeln!(usage, "\"{rule}\",{k},{rest}");
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("emitted.txt")) {
+            emitted.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+        }
+    }
+    std::fs::create_dir_all(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
+    let usage_csv = reports.join("rule_usage_x86.csv");
+    write_atomic(&usage_csv, &usage)?;
+    let target = misaal_compiler::isel::Target::x86()?;
+    let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
+    let reachable = book.reachable_instructions(&target.rule_env());
+    let classes: std::collections::HashMap<String, String> = std::fs::read_to_string(reports.join("x86_classes.csv"))
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some((f.get(1)?.trim_matches('"').to_string(), f.first()?.trim_matches('"').to_string()))
+        })
+        .collect();
+    let mut cov = String::from("instruction,class,reachable_by_rules,emitted_in_suite\n");
+    let (mut n, mut r, mut e) = (0, 0, 0);
+    for (i, sem) in target.instrs.iter() {
+        if target.status.verified(&i.name, sem).is_err() {
+            continue;
+        }
+        let class = classes.get(&i.name).cloned().unwrap_or_else(|| format!("family:{}", i.family));
+        let (reach, emit) = (reachable.contains(&i.name), emitted.contains(&i.name));
+        n += 1;
+        r += reach as usize;
+        e += emit as usize;
+        let _ = writeln!(cov, "{},{class},{reach},{emit}", i.name);
+    }
+    let coverage_csv = reports.join("coverage_x86.csv");
+    write_atomic(&coverage_csv, &cov)?;
+    Ok(format!("wrote {} and {}: {n} verified x86 specs, {r} reachable by rules, {e} emitted in these kernels", usage_csv.display(), coverage_csv.display()))
+}

@@ -1,0 +1,120 @@
+//! `misaal compile`: one Stmt to C with intrinsics (or the naive C), as a
+//! user runs it and as every target's bench runs it in a child process.
+
+use crate::CompileArgs;
+use misaal_bench::compile::{PEAK_RSS_ENV, own_peak_rss_kb};
+use misaal_bench::write_atomic;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The ISA a compile is for: the Stmt header's architecture; `--target`,
+/// when given, must agree with it.
+pub fn compile_isa(flag: Option<&str>, module: &misaal_frontends::stmt::Module) -> Result<&'static str, String> {
+    let isa = misaal_compiler::isel::isa_of_halide_target(&module.target).map_err(|e| format!("error: {e}"))?;
+    match flag {
+        Some(t) if t != isa => Err(format!("error: --target {t}, but the Stmt's header says target={} ({isa})", module.target)),
+        _ => Ok(isa),
+    }
+}
+
+pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
+    let started = std::time::Instant::now();
+    let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
+    let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
+    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
+    let parse_secs = started.elapsed().as_secs_f64();
+    let mut isel_times = String::new();
+    let mut emit_secs = 0.0;
+    compile_isa(args.target.as_deref(), &module)?;
+    // Halide's AOT object names the function after the func, not the module.
+    let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
+    let symbol = args.name.clone().unwrap_or(default);
+    let prog = if !args.naive {
+        let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
+        let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+        if let Some((path, text)) = rule_files(&args.rules)? {
+            isel.rules = Some(path);
+            isel.rules_text = text;
+        }
+        let t = std::time::Instant::now();
+        let (prog, report) = misaal_compiler::c::emit_with(&module, &symbol, &misaal_compiler::c::EmitOptions { isel: Some(isel) }).map_err(|e| format!("error: {e}"))?;
+        emit_secs = t.elapsed().as_secs_f64();
+        isel_times = report.as_ref().map(|r| r.times()).unwrap_or_default();
+        eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
+        if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {
+            write_usage(dir, r)?;
+        }
+        if args.explain {
+            eprint!("{}", report.as_ref().map(|r| r.explain_chains()).unwrap_or_default());
+        }
+        if args.validate {
+            let selections = report.map(|r| r.selections).unwrap_or_default();
+            let opts = misaal_compiler::isel::validate::ValidateOptions { budget: misaal_verifier::smt::Budget { timeout_ms: args.validate_timeout, rlimit: args.validate_rlimit }, ..Default::default() };
+            let v = misaal_compiler::isel::validate::validate_all(&selections, &opts);
+            eprint!("{}", v.summary());
+            if v.exit_code() != 0 {
+                eprintln!("error: {}: the selection is {}; no C written", args.input.display(), if v.exit_code() == 3 { "not validated" } else { "wrong" });
+                return Ok(ExitCode::from(v.exit_code()));
+            }
+        }
+        prog
+    } else {
+        misaal_compiler::c::emit(&module, &symbol).map_err(|e| format!("error: {e}"))?
+    };
+    let header = args.output.with_extension("h");
+    let t = std::time::Instant::now();
+    write_atomic(&header, &prog.h)?;
+    write_atomic(&args.output, &prog.c)?;
+    let write_secs = t.elapsed().as_secs_f64();
+    println!("wrote {} and {}", args.output.display(), header.display());
+    if args.explain_isel {
+        // The whole compile (not --explain-isel's own selection before it):
+        // emission holds the target, rule book and selection times.
+        eprintln!(
+            "compile times: parse {:.1} ms, emit {:.1} ms ({isel_times}), write {:.1} ms; total {:.1} ms",
+            parse_secs * 1e3,
+            emit_secs * 1e3,
+            write_secs * 1e3,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    if std::env::var_os(PEAK_RSS_ENV).is_some()
+        && let Some(kb) = own_peak_rss_kb()
+    {
+        eprintln!("peak_rss_kb {kb}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--rules`: one file is read by the compiler as the default ruleset is;
+/// several are joined into one text by `read_sources` (each error still
+/// at its own file's line), their rule names distinct.
+pub fn rule_files(paths: &[PathBuf]) -> Result<Option<(PathBuf, Option<String>)>, String> {
+    match paths {
+        [] => Ok(None),
+        [one] => Ok(Some((one.clone(), None))),
+        [first, ..] => Ok(Some((first.clone(), Some(misaal_rulesets::read_sources(paths)?)))),
+    }
+}
+
+/// One kernel's rule usage and emitted intrinsics, for the bench reports.
+fn write_usage(dir: &Path, r: &misaal_compiler::c::IselReport) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("error: {}: {e}", dir.display()))?;
+    let mut by_rule: std::collections::BTreeMap<String, (usize, f64, bool)> = std::collections::BTreeMap::new();
+    for (_, sel) in &r.selections {
+        for u in sel.rule_usage() {
+            let e = by_rule.entry(u.rule).or_default();
+            e.0 += u.matches;
+            e.1 += u.search_apply_ms;
+            e.2 |= u.used_in_extraction;
+        }
+    }
+    let mut csv = String::from("rule,matches,search_apply_ms,used_in_extraction\n");
+    for (rule, (m, ms, used)) in by_rule {
+        let _ = writeln!(csv, "\"{rule}\",{m},{ms:.3},{used}");
+    }
+    write_atomic(&dir.join("rule_usage.csv"), &csv)?;
+    let emitted: Vec<&str> = r.intrinsics.keys().map(String::as_str).collect();
+    write_atomic(&dir.join("emitted.txt"), &(emitted.join("\n") + "\n"))
+}
