@@ -105,6 +105,12 @@ pub struct StatusTable {
 }
 
 impl StatusTable {
+    /// A table of the given rows and nothing else (no twins, no spec
+    /// folder): for tests and tools that state statuses directly.
+    pub fn from_rows(rows: BTreeMap<String, StatusRow>) -> StatusTable {
+        StatusTable { rows, ..Default::default() }
+    }
+
     /// The status of every spec of `spec_dir`, derived from all evidence
     /// files in `<spec_dir>/evidence/`: the one way every consumer gets it.
     pub fn for_spec_dir(spec_dir: &Path) -> Result<StatusTable, Diagnostic> {

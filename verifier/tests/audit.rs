@@ -113,7 +113,7 @@ fn instantiations_over_unverified_specs_are_named() {
     let rules = load_rules("t.egg", "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"add\")", &libs, &cfg).unwrap();
     let sem = x86.get("_mm_add_epi8").unwrap().1;
     let row = |status, digest: String| StatusRow { status, cases: 1000, digest, evidence: "test".into() };
-    let table = |r: StatusRow| StatusTable { rows: [("_mm_add_epi8".to_string(), r)].into_iter().collect(), ..Default::default() };
+    let table = |r: StatusRow| StatusTable::from_rows([("_mm_add_epi8".to_string(), r)].into_iter().collect());
     let why = |t: &StatusTable| unverified_specs(&libs, &rules[0], &Vec::new(), t).into_iter().map(|(n, w)| format!("{n}: {w}")).collect::<Vec<_>>().join("\n");
     assert_eq!(why(&table(row(SpecStatus::Silicon, digest(sem)))), "");
     assert_eq!(why(&table(row(SpecStatus::ProvenTwin, digest(sem)))), "");
