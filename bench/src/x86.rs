@@ -326,17 +326,19 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             r
         });
         let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup) } else { "mca -".into() };
+        // Not measured (a SIMDe row's times) prints as `-`.
+        let n = |x: f64, w: usize, p: usize| if x.is_finite() { format!("{x:>w$.p$}") } else { format!("{:>w$}", "-") };
         println!(
-            "{:<24} {:<6} compile {:>7.1} ms  ours {:>9.1} us  halide {:>9.1} us {:>5.2}x  naive {:>9.1} us  clang {:>9.1} us {:>5.2}x  {mca}  fallbacks {:>3}  {}",
+            "{:<24} {:<6} compile {} ms  ours {} us  halide {} us {}x  naive {} us  clang {} us {}x  {mca}  fallbacks {:>3}  {}",
             r.kernel,
             r.run,
-            r.compile_ms,
-            r.ours_us,
-            r.halide_us,
-            r.speedup,
-            r.naive_us,
-            r.clang_us,
-            r.speedup_vs_clang,
+            n(r.compile_ms, 7, 1),
+            n(r.ours_us, 9, 1),
+            n(r.halide_us, 9, 1),
+            n(r.speedup, 5, 2),
+            n(r.naive_us, 9, 1),
+            n(r.clang_us, 9, 1),
+            n(r.speedup_vs_clang, 5, 2),
             r.fallback_exprs.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
             r.bit_exact
         );
