@@ -5,9 +5,9 @@
 //!
 //! Both files are instantiated at every width (no proofs here: both are
 //! audited by `misaal verify`, and the synthesized rules only hold proved
-//! instances). A hand instance counts when its specs met their oracle on
-//! this machine (an AVX-512 instance cannot be rediscovered where
-//! AVX-512 is not verified). For each, the synthesized instances with the
+//! instances). A hand instance counts when the committed evidence verifies
+//! its specs. Statuses are kept apart for the SSE-AVX2 instances
+//! (`EXPECTED`) and the AVX-512/AVX-VNNI ones (`EXPECTED_512`). For each, the synthesized instances with the
 //! same left side (same Halide pattern, variables renamed in order):
 //! - `rederived`: one has the same right side too;
 //! - `covered`: one rewrites the same pattern, to another proved sequence
@@ -162,6 +162,139 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.widening-shl-imm-u8", "covered", ""),
 ];
 
+/// The same for instances that use an AVX-512 or AVX-VNNI instruction (see
+/// [`Widths`]). These instances exist since the committed evidence verifies
+/// the AVX-512 specs (the Zen 4's, issue 27); the shipped x86.egg was
+/// synthesized before, over the 280 SSE-AVX2 specs, so most are not yet
+/// rediscovered. Synthesis over every verified spec is issue 27's part 3.
+const EXPECTED_512: &[(&str, &str, &str)] = &[
+    ("x86.abs", "not-yet", SYNTH_GAP),
+    ("x86.absd-u16", "not-yet", SYNTH_GAP),
+    ("x86.absd-u8", "not-yet", SYNTH_GAP),
+    ("x86.add", "not-yet", SYNTH_GAP),
+    ("x86.add-commutes", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.adds-i", "not-yet", SYNTH_GAP),
+    ("x86.adds-u", "not-yet", SYNTH_GAP),
+    ("x86.and", "not-yet", SYNTH_GAP),
+    ("x86.andnot", "not-yet", SYNTH_GAP),
+    ("x86.avg-u16", "covered", ""),
+    ("x86.avg-u8", "covered", ""),
+    ("x86.broadcast-32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.broadcast-8", "not-yet", SYNTH_GAP),
+    ("x86.cmpeq-u32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.cmpgt-i8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.cmpgt-mask", "not-yet", SYNTH_GAP),
+    ("x86.cmplt-mask", "not-yet", SYNTH_GAP),
+    ("x86.concat-add", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.div-u16-mulhi", "not-yet", SYNTH_GAP),
+    ("x86.div-u16-mulhi-avg", "not-yet", SYNTH_GAP),
+    ("x86.dpbusd", "not-yet", SYNTH_GAP),
+    ("x86.dpwssd", "not-yet", SYNTH_GAP),
+    ("x86.extract-hi128", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.extract-lo128", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.halving-add", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.insert-128", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd", "not-yet", SYNTH_GAP),
+    ("x86.madd-i16-bcast-subu8-hi-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-i16-bcast-subu8-lo-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-i8-bcast-hi-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-i8-bcast-lo-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-pair", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-subu8-i8-hi-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.madd-subu8-i8-lo-movq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.maddubs", "not-yet", SYNTH_GAP),
+    ("x86.max-i", "not-yet", SYNTH_GAP),
+    ("x86.max-u", "partial", SYNTH_GAP),
+    ("x86.min-i", "partial", SYNTH_GAP),
+    ("x86.min-u", "not-yet", SYNTH_GAP),
+    ("x86.mod-pow2", "not-yet", SYNTH_GAP),
+    ("x86.mulhi", "not-yet", SYNTH_GAP),
+    ("x86.mulhrs", "not-yet", SYNTH_GAP),
+    ("x86.mullo", "partial", SYNTH_GAP),
+    ("x86.or", "not-yet", SYNTH_GAP),
+    ("x86.packs-i16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packs-i16-i8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packs-i16-i8-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packs-i32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packs-i32-i16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packs-i32-i16-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-128", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-256", "covered", ""),
+    ("x86.packus-i16-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-i16-u8-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-i32-u16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-i32-u16-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-u16-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-u16-u8-shifted", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-u16-u8-shifted-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.packus-u16-u8-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-add-halves", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-add-i32x4", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-add-madd-pairs", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-max-halves", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-max-u8x16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reduce-min-halves", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reinterpret-16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.reinterpret-32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.rmulshr-i32-31", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.rounding-srai", "not-yet", SYNTH_GAP),
+    ("x86.rounding-srav-i32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.rounding-srli", "not-yet", SYNTH_GAP),
+    ("x86.rounding-srli-avg-u16", "not-yet", SYNTH_GAP),
+    ("x86.sad", "not-yet", SYNTH_GAP),
+    ("x86.sat-i32-i16", "covered", ""),
+    ("x86.sat-i32-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.sat-u32-u16", "covered", ""),
+    ("x86.select-lt-i16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.select-lt-i16-i32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.select-max", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.set1", "not-yet", SYNTH_GAP),
+    ("x86.sext-16-32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.sext-8-16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.sext-i16-i32", "not-yet", SYNTH_GAP),
+    ("x86.shl1-add", "not-yet", SYNTH_GAP),
+    ("x86.slice-add", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.slli-16", "not-yet", SYNTH_GAP),
+    ("x86.slli-16-any", "not-yet", SYNTH_GAP),
+    ("x86.slli-32-any", "not-yet", SYNTH_GAP),
+    ("x86.sllv-32", "not-yet", SYNTH_GAP),
+    ("x86.srai", "not-yet", SYNTH_GAP),
+    ("x86.srai-32", "not-yet", SYNTH_GAP),
+    ("x86.srli", "not-yet", SYNTH_GAP),
+    ("x86.srlv-32", "not-yet", SYNTH_GAP),
+    ("x86.sub", "not-yet", SYNTH_GAP),
+    ("x86.subs-i", "not-yet", SYNTH_GAP),
+    ("x86.subs-u", "not-yet", SYNTH_GAP),
+    ("x86.trunc-16-8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-16-8-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-32-16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-32-16-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-32-8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-i32-i16", "covered", ""),
+    ("x86.trunc-u16-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.trunc-u16-u8-vpermq", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.unpackhi-16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.unpacklo-8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widen-right-add-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widen-right-mul-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widen-right-sub-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-add", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-add-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-mul-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-mul-madd", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-mul-madd-bcast", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-mul-madd-bcast-lhs", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-shl-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-shl-imm-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-shl1-add-u8", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.widening-sub-ext", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.xor", "not-yet", SYNTH_GAP),
+    ("x86.zext-16-32", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+    ("x86.zext-8-16", "not-here", "no instance uses an AVX-512 or AVX-VNNI instruction"),
+];
+
+const SYNTH_GAP: &str = "x86.egg was synthesized over the SSE-AVX2 specs only; synthesis over the AVX-512 specs is issue 27 part 3";
+
 struct World {
     x86: SpecLibrary,
     halide: SpecLibrary,
@@ -234,6 +367,31 @@ fn render(t: &Term, env: &Assignment, numeric: &[String], names: &mut Vec<String
     })
 }
 
+/// Which instances a table speaks for: those whose instructions are all
+/// SSE to AVX2 (`EXPECTED`), or those that use an AVX-512 or AVX-VNNI
+/// instruction, at any width (`EXPECTED_512`). Verdicts are kept per
+/// instruction set, as the rule verifier keeps them per width: a gap in the
+/// AVX-512 rules must not hide a regression of the AVX2 ones, nor the other
+/// way round.
+#[derive(Clone, Copy, PartialEq)]
+enum Widths {
+    UpTo256,
+    Zmm,
+}
+
+impl Widths {
+    /// Whether an instance (its rendered sides) belongs to this class: by
+    /// the CPUID features of the instructions it names.
+    fn holds(self, lhs: &str, rhs: &str) -> bool {
+        let w = world();
+        let avx512 = [lhs, rhs].iter().flat_map(|side| side.split("(x86 ").skip(1)).any(|rest| {
+            let name = rest.split([' ', ')']).next().unwrap_or_default();
+            w.x86.get(name).is_some_and(|(i, _)| i.features.iter().any(|f| f.starts_with("avx512") || f == "avxvnni"))
+        });
+        avx512 == (self == Widths::Zmm)
+    }
+}
+
 /// Every instance of `rule` whose specs are verified here, as (lhs, rhs),
 /// with its assignment.
 fn instances(rule: &Rule) -> Vec<((String, String), Assignment)> {
@@ -287,7 +445,7 @@ impl Chainer {
 }
 
 /// Each hand rule's status against the synthesized rules.
-fn classify(hand: &[Rule], synth: &[Rule], chainer: &Chainer) -> BTreeMap<String, &'static str> {
+fn classify(hand: &[Rule], synth: &[Rule], chainer: &Chainer, widths: Widths) -> BTreeMap<String, &'static str> {
     let mut by_lhs: HashMap<String, Vec<String>> = HashMap::new();
     for r in synth {
         for ((l, rhs), _) in instances(r) {
@@ -296,7 +454,7 @@ fn classify(hand: &[Rule], synth: &[Rule], chainer: &Chainer) -> BTreeMap<String
     }
     let mut out = BTreeMap::new();
     for h in hand {
-        let inst = instances(h);
+        let inst: Vec<_> = instances(h).into_iter().filter(|((l, r), _)| widths.holds(l, r)).collect();
         let (mut re, mut cov, mut chained) = (0, 0, 0);
         for ((l, r), env) in &inst {
             match by_lhs.get(l) {
@@ -330,36 +488,46 @@ fn rank(s: &str) -> u8 {
     }
 }
 
-#[test]
-fn every_hand_rule_is_rediscovered_or_listed() {
-    let got = classify(&hand_rules(), &synth_rules(), &Chainer::new(&synth_halide_level()));
-    let expected: BTreeMap<&str, (&str, &str)> = EXPECTED.iter().map(|(n, s, why)| (*n, (*s, *why))).collect();
+/// Compares one width class's statuses with its table.
+fn check_against(table: &[(&str, &str, &str)], widths: Widths, label: &str) {
+    let got = classify(&hand_rules(), &synth_rules(), &Chainer::new(&synth_halide_level()), widths);
+    let expected: BTreeMap<&str, (&str, &str)> = table.iter().map(|(n, s, why)| (*n, (*s, *why))).collect();
     let mut problems = Vec::new();
     for (name, status) in &got {
         match expected.get(name.as_str()) {
-            None => problems.push(format!("{name}: {status}, but not in EXPECTED")),
-            Some((want, _)) if rank(status) < rank(want) => problems.push(format!("{name}: {status}, EXPECTED says {want} (a regression)")),
-            Some((want, _)) if rank(status) > rank(want) => problems.push(format!("{name}: {status}, better than EXPECTED's {want}: update the table")),
+            None => problems.push(format!("{name}: {status}, but not in {label}")),
+            Some((want, _)) if rank(status) < rank(want) => problems.push(format!("{name}: {status}, {label} says {want} (a regression)")),
+            Some((want, _)) if rank(status) > rank(want) => problems.push(format!("{name}: {status}, better than {label}'s {want}: update the table")),
             Some((want, why)) if rank(want) < 3 && why.is_empty() => problems.push(format!("{name}: {want} needs a reason")),
             _ => {}
         }
     }
     for name in expected.keys() {
         if !got.contains_key(*name) {
-            problems.push(format!("{name}: in EXPECTED but not a hand rule"));
+            problems.push(format!("{name}: in {label} but not a hand rule"));
         }
     }
     let counts = got.values().fold(BTreeMap::new(), |mut m: BTreeMap<&str, usize>, s| {
         *m.entry(s).or_default() += 1;
         m
     });
-    eprintln!("rediscovery of {} hand rules: {counts:?}", got.len());
+    eprintln!("rediscovery of {} hand rules ({label}): {counts:?}", got.len());
     assert!(problems.is_empty(), "{} problem(s):\n  {}", problems.len(), problems.join("\n  "));
 }
 
 #[test]
+fn every_hand_rule_is_rediscovered_or_listed() {
+    check_against(EXPECTED, Widths::UpTo256, "EXPECTED");
+}
+
+#[test]
+fn every_hand_rule_is_rediscovered_or_listed_at_512_bits() {
+    check_against(EXPECTED_512, Widths::Zmm, "EXPECTED_512");
+}
+
+#[test]
 fn an_empty_ruleset_rediscovers_nothing() {
-    let got = classify(&hand_rules(), &[], &Chainer::new(""));
+    let got = classify(&hand_rules(), &[], &Chainer::new(""), Widths::UpTo256);
     assert!(got.values().all(|s| ["not-yet", "not-here"].contains(s)), "{got:?}");
     assert!(got.values().filter(|s| **s == "not-yet").count() > 20);
 }
@@ -367,7 +535,7 @@ fn an_empty_ruleset_rediscovers_nothing() {
 #[test]
 fn the_classics_are_rediscovered() {
     // The papers' classics the enumeration reaches (README, synthesis row).
-    let got = classify(&hand_rules(), &synth_rules(), &Chainer::new(""));
+    let got = classify(&hand_rules(), &synth_rules(), &Chainer::new(""), Widths::UpTo256);
     for name in ["x86.madd", "x86.avg-u8", "x86.avg-u16", "x86.maddubs", "x86.mulhi", "x86.adds-i", "x86.adds-u", "x86.subs-i", "x86.subs-u", "x86.absd-u8", "x86.absd-u16"] {
         let s = got.get(name).copied().unwrap_or("absent");
         assert!(rank(s) >= 4, "{name}: {s}");
