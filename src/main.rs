@@ -169,6 +169,11 @@ struct CompileArgs {
     /// CPUID features it has are emitted.
     #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
     target_features: Option<String>,
+    /// x86: hold values in 512-bit zmm registers when the target has
+    /// AVX-512F. Off by default: the bench measured zmm code slower than
+    /// the AVX2 code until rules join and split 256-bit halves of a zmm.
+    #[arg(long, conflicts_with = "naive")]
+    zmm: bool,
     /// A rule file to select with instead of the target's default files
     /// (x86: the synthesized rulesets/x86.egg; e.g. the hand-written
     /// rulesets/x86_hand.egg); repeat it to load several
@@ -520,7 +525,7 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let target = misaal_compiler::isel::Target::for_halide_target(&module.target)?;
     eprintln!("cost table: {}", target.costs.choice);
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), ..Default::default() };
+    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), zmm: args.zmm, ..Default::default() };
     if let Some((path, text)) = compile::rule_files(&args.rules)? {
         opts.rules = Some(path);
         opts.rules_text = text;

@@ -32,6 +32,8 @@ pub enum Arg {
     ScalarConst { value: i64, bits: u32 },
     /// An immediate: the constant itself.
     Imm(i64),
+    /// A mask register (x86 `__mmask*`, AVX-512's k registers) of this many lanes.
+    Mask(String, u32),
 }
 
 /// What an intrinsic call returns.
@@ -41,6 +43,8 @@ pub enum Ret {
     Reg(u32),
     /// A C scalar of this width, declared with [`Call::ctype`].
     Scalar(u32),
+    /// A mask register of this many lanes ([`Dialect::mask_type`]).
+    Mask(u32),
 }
 
 /// One intrinsic call: the C expression of its value (already converted
@@ -58,6 +62,11 @@ pub trait Dialect: Send + Sync {
     fn header(&self) -> &'static str;
     /// The canonical C type of a register of `bits`.
     fn reg_type(&self, bits: u32) -> Result<String, String>;
+    /// The C type of a mask register of `lanes` one-bit lanes (AVX-512's
+    /// k registers); an error where the target has none.
+    fn mask_type(&self, lanes: u32) -> Result<String, String> {
+        Err(format!("a mask{lanes} operand (no mask registers here)"))
+    }
     /// An unaligned load of a register of `bits` from the C pointer
     /// expression `ptr` (any pointer type, a parenthesized expression or a
     /// name): (the C expression, the intrinsic's name, for counting).
@@ -102,29 +111,46 @@ pub(crate) fn unsigned_scalar_type(bits: u32) -> Result<&'static str, String> {
     })
 }
 
-/// The dialect of an ISA.
+/// The dialect of an ISA, with its narrowest widest register (x86: AVX2).
 pub fn for_isa(isa: &str) -> Result<Box<dyn Dialect>, String> {
+    for_registers(isa, None)
+}
+
+/// The dialect of an ISA whose widest register is `register_bits` (x86:
+/// 512 with AVX-512F, see `CpuFeatures::register_bits`; `None` is the
+/// ISA's default).
+pub fn for_registers(isa: &str, register_bits: Option<i64>) -> Result<Box<dyn Dialect>, String> {
     match isa {
-        "x86" => Ok(Box::new(X86)),
+        "x86" => Ok(Box::new(X86 { zmm: register_bits == Some(512) })),
         "arm" => Ok(Box::new(arm::Arm::new()?)),
         "hvx" => Ok(Box::new(hvx::Hvx)),
         other => Err(format!("no C dialect for ISA `{other}`")),
     }
 }
 
-/// x86 with AVX2: `__m128i`/`__m256i`, `_mm*` intrinsics from `immintrin.h`.
-pub struct X86;
+/// x86: `__m128i`/`__m256i` with AVX2, and `__m512i` and the `__mmask*`
+/// k registers with AVX-512 (`zmm`); `_mm*` intrinsics from `immintrin.h`.
+pub struct X86 {
+    /// AVX-512: 512-bit registers and mask registers.
+    pub zmm: bool,
+}
 
 impl X86 {
     fn prefix(bits: u32) -> &'static str {
-        if bits == 128 { "_mm" } else { "_mm256" }
+        match bits {
+            128 => "_mm",
+            512 => "_mm512",
+            _ => "_mm256",
+        }
     }
-    /// The `set1` suffix for `bits`-bit elements.
-    fn set1_suffix(bits: u32) -> Result<&'static str, String> {
+    /// The `set1` suffix for `bits`-bit elements in a register of `reg` bits
+    /// (AVX-512's 64-bit set1 has no `x`).
+    fn set1_suffix(bits: u32, reg: u32) -> Result<&'static str, String> {
         Ok(match bits {
             8 => "epi8",
             16 => "epi16",
             32 => "epi32",
+            64 if reg == 512 => "epi64",
             64 => "epi64x",
             _ => return Err(format!("a {bits}-bit element in a register")),
         })
@@ -136,7 +162,14 @@ impl Dialect for X86 {
         "x86"
     }
     fn header(&self) -> &'static str {
-        "#include <immintrin.h>\n\n"
+        if self.zmm {
+            // Compiled natively with immintrin.h, or against SIMDe's portable
+            // AVX-512 on a CPU without it (the bench's `-DMISAAL_SIMDE
+            // -DSIMDE_ENABLE_NATIVE_ALIASES`), so the same C checks anywhere.
+            "#if defined(MISAAL_SIMDE)\n#include <simde/x86/avx512.h>\n#else\n#include <immintrin.h>\n#endif\n\n"
+        } else {
+            "#include <immintrin.h>\n\n"
+        }
     }
     fn reg_type(&self, bits: u32) -> Result<String, String> {
         match bits {
@@ -145,7 +178,17 @@ impl Dialect for X86 {
             64 => Ok("long long".into()),
             128 => Ok("__m128i".into()),
             256 => Ok("__m256i".into()),
+            512 if self.zmm => Ok("__m512i".into()),
+            b if self.zmm => Err(format!("a {b}-bit register (AVX-512 has 128, 256 and 512)")),
             b => Err(format!("a {b}-bit register (AVX2 has 128 and 256)")),
+        }
+    }
+    fn mask_type(&self, lanes: u32) -> Result<String, String> {
+        match lanes {
+            _ if !self.zmm => Err(format!("a mask{lanes} operand (no AVX-512 here)")),
+            1..=8 => Ok("__mmask8".into()),
+            16 | 32 | 64 => Ok(format!("__mmask{lanes}")),
+            n => Err(format!("a mask of {n} lanes")),
         }
     }
     fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String> {
@@ -176,13 +219,18 @@ impl Dialect for X86 {
     }
     fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String> {
         self.reg_type(bits)?;
-        let f = format!("{}_set1_{}", Self::prefix(bits), Self::set1_suffix(elem)?);
+        let f = format!("{}_set1_{}", Self::prefix(bits), Self::set1_suffix(elem, bits)?);
         Ok((format!("{f}({arg})"), f))
     }
     fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)> {
-        // vextracti128, as the proved rules x86.extract-lo128 /
-        // x86.extract-hi128 lower that slice.
-        (bits == 256).then(|| (format!("_mm256_extracti128_si256({reg}, {})", hi as u32), "_mm256_extracti128_si256".to_string()))
+        // vextracti128 and vextracti64x4, as the proved rules
+        // x86.extract-lo128 / x86.extract-hi128 (and their 512-bit
+        // counterparts) lower that slice.
+        match bits {
+            256 => Some((format!("_mm256_extracti128_si256({reg}, {})", hi as u32), "_mm256_extracti128_si256".to_string())),
+            512 if self.zmm => Some((format!("_mm512_extracti64x4_epi64({reg}, {})", hi as u32), "_mm512_extracti64x4_epi64".to_string())),
+            _ => None,
+        }
     }
     fn register_operand(&self, _name: &str, _k: Option<usize>, bits: u32) -> bool {
         bits > 64
@@ -192,7 +240,7 @@ impl Dialect for X86 {
             .iter()
             .map(|a| {
                 Ok(match a {
-                    Arg::Reg(r, _) => r.clone(),
+                    Arg::Reg(r, _) | Arg::Mask(r, _) => r.clone(),
                     Arg::Scalar { expr, bits } => format!("({})({expr})", self.scalar_type(*bits)?),
                     Arg::ScalarConst { value, bits } => format!("({}){value}LL", self.scalar_type(*bits)?),
                     Arg::Imm(v) => format!("{v}"),
@@ -202,6 +250,7 @@ impl Dialect for X86 {
         let ctype = match ret {
             Ret::Scalar(bits) => self.scalar_type(bits)?.to_string(),
             Ret::Reg(bits) => self.reg_type(bits)?,
+            Ret::Mask(lanes) => self.mask_type(lanes)?,
         };
         Ok(Call { expr: format!("{name}({})", args.join(", ")), ctype })
     }

@@ -132,6 +132,7 @@ impl Dialect for Arm {
                 Arg::Scalar { expr, .. } => format!("({cty})({expr})"),
                 Arg::ScalarConst { value, .. } => format!("({cty}){value}LL"),
                 Arg::Imm(v) => format!("{v}"),
+                Arg::Mask(..) => return Err(format!("`{name}`: a mask operand (NEON has no mask registers)")),
             });
         }
         let call = format!("{name}({})", out.join(", "));
@@ -144,6 +145,7 @@ impl Dialect for Arm {
                 _ => Err(format!("`{name}` returns {} where its spec returns {bits} bits", p.ret)),
             },
             Ret::Scalar(_) => Ok(Call { expr: call, ctype: p.ret.clone() }),
+            Ret::Mask(_) => Err(format!("`{name}` returns a mask (NEON has no mask registers)")),
         }
     }
 }

@@ -121,6 +121,7 @@ impl Dialect for Hvx {
         let ctype = match ret {
             Ret::Reg(bits) => self.reg_type(bits)?,
             Ret::Scalar(bits) => Self::word(bits)?.to_string(),
+            Ret::Mask(_) => return Err(format!("`{name}` returns a mask (no mask values here)")),
         };
         Ok(Call { expr: format!("{name}({})", out.join(", ")), ctype })
     }

@@ -27,9 +27,13 @@
 //! around it ([`Selection::scalar`], `sum + acc[0]`) are plain C, as all of
 //! the Stmt's scalar code is; they are counted apart from the fallbacks.
 //!
-//! A root this cannot lower (a bool or mask operand, a register wider than
-//! 256 bits) is lowered wholly naively and counted with the reason; nothing
-//! here fails the compile because a rule is missing.
+//! On an AVX-512 target registers are up to 512 bits (`__m512i`), and a
+//! spec's mask operands and results are k registers (`__mmask*`, see
+//! `emit_mask.rs`); on AVX2 up to 256, and a mask operand is refused.
+//!
+//! A root this cannot lower (a mask operand without AVX-512, a register
+//! wider than the target's) is lowered wholly naively and counted with the
+//! reason; nothing here fails the compile because a rule is missing.
 
 use super::{CompileError, Emitter, R, ctype};
 use crate::isel::dialect::{Arg, Dialect, Ret};
@@ -40,6 +44,9 @@ use misaal_frontends::stmt::ast::*;
 use misaal_frontends::stmt::types::{Type, TypeCode};
 use misaal_isa::ast::Ty;
 use std::collections::{BTreeMap, HashMap};
+
+#[path = "emit_mask.rs"]
+mod mask;
 
 /// What emission with instruction selection did, summed over a module.
 #[derive(Clone, Debug, Default)]
@@ -167,9 +174,14 @@ impl State {
         // two are independent, and each is tens of milliseconds.
         let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load(p)));
         let (target, cache) = rayon::join(|| Target::for_halide_target(module_target), load_cache);
-        let target = target.map_err(CompileError::new)?;
+        let mut target = target.map_err(CompileError::new)?;
+        // The widest register is the compile's, not the ISA's: 512 bits on
+        // an AVX-512 target when asked for (`Options::zmm`), else 256.
+        if let Some(f) = opts.features.as_ref().filter(|_| opts.zmm) {
+            target.register_bits = f.register_bits(target.isa, target.register_bits);
+        }
         let target_secs = t.elapsed().as_secs_f64();
-        let dialect = crate::isel::dialect::for_isa(target.isa).map_err(CompileError::new)?;
+        let dialect = crate::isel::dialect::for_registers(target.isa, Some(target.register_bits)).map_err(CompileError::new)?;
         let t = std::time::Instant::now();
         let book = crate::isel::rule_book(&target, opts).map_err(CompileError::new)?;
         if let Some((path, cache)) = cache {
@@ -211,6 +223,8 @@ enum Val {
     Const(i64, i64),
     /// A scalar C expression.
     Scalar(String),
+    /// A mask register (`__mmask*`) of this many one-bit lanes.
+    Mask(String, u32),
 }
 
 /// Where a store's value went.
@@ -674,6 +688,7 @@ impl Emitter<'_> {
             Val::Arr(_, t) => Err(CompileError::unsupported(format!("a {t} value in a {bits}-bit register"))),
             Val::Const(cb, value) => self.splat_reg(bits, cb as u32, Val::Const(cb, value)),
             Val::Scalar(_) => Err(CompileError::unsupported("a scalar operand of a vector instruction")),
+            Val::Mask(..) => Err(CompileError::unsupported("a mask where a vector register is expected")),
         }
     }
 
@@ -707,6 +722,7 @@ impl Emitter<'_> {
                 let e = Expr::new(t, ExprKind::Broadcast { value: Box::new(literal(t, bits, value)), lanes: n });
                 self.lower_vector_expr(&e)
             }
+            Val::Mask(m, lanes) if t.is_bool() && lanes == n => self.mask_to_bools(&m, n),
             v => Err(CompileError::unsupported(format!("{v:?} as {t}"))),
         }
     }
@@ -933,13 +949,13 @@ impl Emitter<'_> {
                         return Err(CompileError::unsupported(format!("a non-constant immediate of `{name}`")));
                     }
                 },
-                Ty::Mask(w) => {
-                    return Err(CompileError::unsupported(format!("a mask{w} operand of `{name}` (no AVX-512 here)")));
-                }
+                Ty::Mask(w) => Arg::Mask(self.in_mask(v, *w)?, *w),
             });
         }
-        let Ty::Bv(bits) = ret else {
-            return Err(CompileError::unsupported(format!("`{name}` returns {ret}")));
+        let bits = match ret {
+            Ty::Bv(bits) => bits,
+            Ty::Mask(lanes) => return self.mask_call(name, &args, &params, lanes),
+            Ty::Imm(_) => return Err(CompileError::unsupported(format!("`{name}` returns {ret}"))),
         };
         // A scalar result (`_mm_extract_epi32`, `vaddvq_u32`): a C integer of its width.
         let scalar = !self.dialect().register_operand(name, None, bits);

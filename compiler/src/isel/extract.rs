@@ -241,9 +241,10 @@ pub fn glue_shape(op: &Op, register_bits: i64) -> Option<Glue> {
             let piece = n * e;
             if piece % register_bits == 0 && (b * e) % piece == 0 {
                 Some(Glue::Free)
-            } else if (piece == register_bits / 2 || (piece == 64 && register_bits == 256)) && (b * e) % piece == 0 {
+            } else if (piece == register_bits / 2 || (piece == 64 && register_bits == 256) || (register_bits == 512 && (piece == 128 || piece == 64))) && (b * e) % piece == 0 {
                 // Half a register, or (x86) a 64-bit piece: loaded on its
-                // own out of a load (the x86 dialect's 64-bit class).
+                // own out of a load (the x86 dialect's 64-bit class); with
+                // AVX-512's zmm, an xmm piece too (pmovsx/pmovzx operands).
                 Some(Glue::FromLeaf)
             } else {
                 None

@@ -151,6 +151,15 @@ impl CpuFeatures {
         needs.iter().all(|f| self.features.contains(f))
     }
 
+    /// The widest vector register code for these features may hold a value
+    /// in, on `isa` whose widest register is otherwise `default_bits`: on
+    /// x86, 512 bits (zmm) with AVX-512F, else `default_bits` (AVX2's 256).
+    /// What each instruction needs beyond F (BW for bytes and words, VL
+    /// for its 128- and 256-bit forms) is checked per rule instance.
+    pub fn register_bits(&self, isa: &str, default_bits: i64) -> i64 {
+        if isa == "x86" && self.features.contains("avx512f") { 512 } else { default_bits }
+    }
+
     /// The features of `needs` that are missing.
     pub fn missing<'a>(&self, needs: &'a [String]) -> Vec<&'a str> {
         needs.iter().filter(|f| !self.features.contains(*f)).map(String::as_str).collect()

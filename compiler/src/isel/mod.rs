@@ -142,6 +142,12 @@ pub struct Options {
     /// takes them from the module's target; selection alone uses every
     /// verified spec.
     pub features: Option<features::CpuFeatures>,
+    /// Hold values in 512-bit zmm registers where `features` has AVX-512F
+    /// (`misaal compile --zmm`). Off by default: without proved rules that
+    /// join and split 256-bit halves of a zmm, most 512-bit roots still fall
+    /// back, and the bench measured the zmm code slower than the AVX2 code
+    /// (issue 27). Mask operands are k registers either way.
+    pub zmm: bool,
 }
 
 impl Default for Options {
@@ -153,6 +159,7 @@ impl Default for Options {
             verdict_cache: Some(default_verdict_cache()),
             allow_unproved: false,
             features: None,
+            zmm: false,
         }
     }
 }
