@@ -158,7 +158,6 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let _lock = WorkLock::take(&work)?;
     let cx = Context { cfg, suite: &suite, cc, qemu, tools, work: &work, include: &include };
     let mut rows = Vec::new();
-    let (mut failed, mut unchecked) = (0, 0);
     for k in suite.selected(cfg) {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
@@ -183,16 +182,12 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             t.elapsed().as_secs_f64(),
             row.bit_exact
         );
-        match outcome(&row.bit_exact) {
-            Outcome::Unchecked => unchecked += 1,
-            Outcome::Failed => failed += 1,
-            Outcome::Exact => {}
-        }
         rows.push(row);
     }
     if rows.is_empty() {
         return Err("error: no kernel matches".into());
     }
+    let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
     let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
     let (geo, n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
     let fallbacks: u64 = rows.iter().filter_map(|r| r.compiled.and_then(|c| c.fallback_exprs)).sum();

@@ -99,6 +99,16 @@ pub enum Outcome {
     Failed,
 }
 
+/// (failed, unchecked) over a run's `bit_exact` cells: what the exit status
+/// is decided from.
+pub fn tally<'a>(cells: impl Iterator<Item = &'a str>) -> (usize, usize) {
+    cells.fold((0, 0), |(f, u), c| match outcome(c) {
+        Outcome::Failed => (f + 1, u),
+        Outcome::Unchecked => (f, u + 1),
+        Outcome::Exact => (f, u),
+    })
+}
+
 pub fn outcome(bit_exact: &str) -> Outcome {
     if bit_exact.starts_with("yes") {
         Outcome::Exact

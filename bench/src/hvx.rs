@@ -349,7 +349,6 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let _lock = WorkLock::take(&work)?;
     let cx = Context { cfg, suite: &suite, tc: &tc, objdump, work: &work, include: &include };
     let mut rows = Vec::new();
-    let (mut failed, mut unchecked) = (0, 0);
     for k in suite.selected(cfg) {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
@@ -374,16 +373,12 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             t.elapsed().as_secs_f64(),
             row.bit_exact
         );
-        match outcome(&row.bit_exact) {
-            Outcome::Unchecked => unchecked += 1,
-            Outcome::Failed => failed += 1,
-            Outcome::Exact => {}
-        }
         rows.push(row);
     }
     if rows.is_empty() {
         return Err("error: no kernel matches".into());
     }
+    let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
     let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
     println!("{exact} of {} kernels bit-exact under qemu-hexagon", rows.len());
     std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
