@@ -203,17 +203,24 @@ enum Prep {
 /// A found right side: the preparation, the pack and the fix-up.
 type Found = (Prep, usize, Option<(usize, i128)>);
 
-/// Measured reciprocal throughputs (`isa/costs/x86.csv`), by intrinsic.
+/// Measured reciprocal throughputs by intrinsic, from the cost table of the
+/// CPU the suite targets (`avx512_zen4`: `isa/costs/x86-znver4.csv`, the
+/// only table with AVX-512 rows). The searches keep the cheapest candidate,
+/// so a missing table must stop the run: with no costs every candidate
+/// ties and name order alone would choose.
 pub(super) fn throughputs() -> std::collections::HashMap<String, f64> {
-    let path = misaal_isa::bundled_spec_dir("x86").join("../../costs/x86.csv");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
+    let path = misaal_isa::bundled_spec_dir("x86").join("../../costs/x86-znver4.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("the bundled cost table {} cannot be read ({e}); synthesis ranks candidates by it", path.display()));
+    let costs: std::collections::HashMap<String, f64> = text
+        .lines()
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             Some((f.first()?.to_string(), f.get(3)?.parse().ok()?))
         })
-        .collect()
+        .collect();
+    assert!(!costs.is_empty(), "{} has no rows", path.display());
+    costs
 }
 
 /// One narrowing's search: every term `F(P(Q(a), Q(b)))` equal to `want`
