@@ -225,13 +225,13 @@ fn enum_config(args: &SynthArgs) -> Result<misaal_synth::enumerate::Config, Stri
             };
             let (b, l) = s[1..].split_once('x')?;
             let (bits, lanes): (u32, u32) = (b.parse().ok()?, l.parse().ok()?);
-            (matches!(bits, 8 | 16 | 32 | 64) && lanes > 0 && t.unit_widths.contains(&(bits * lanes))).then_some(HTy::new(signed, bits, lanes))
+            (matches!(bits, 8 | 16 | 32 | 64) && lanes > 0).then_some(HTy::new(signed, bits, lanes))
         };
         for sig in u.split(';') {
             let tys: Option<Vec<HTy>> = sig.split(',').map(|t| parse(t.trim())).collect();
             match tys {
-                Some(ts) if (1..=3).contains(&ts.len()) && ts.iter().all(|x| x.width() == ts[0].width()) => sigs.push(ts),
-                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 types of one width in {:?} bits like u16x8,u16x8", t.unit_widths)),
+                Some(ts) if (1..=3).contains(&ts.len()) && t.unit_ok(&ts) => sigs.push(ts),
+                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 types of one width in {:?} bits like u16x8,u16x8 (or one type twice as wide, like i32x8)", t.unit_widths)),
             }
         }
         cfg.signatures = sigs;

@@ -64,6 +64,15 @@ pub struct SynthTarget {
     /// The ruleset the synthesis writes: `rulesets/<name>.egg`, beside the
     /// hand-written `<name>_hand.egg`.
     pub output: &'static str,
+    /// Also enumerate the three-variable accumulator units
+    /// ([`accumulator_signatures`]).
+    pub accumulator_units: bool,
+    /// Also enumerate the one-variable units twice the unit width
+    /// ([`narrowing_signatures`]).
+    pub narrowing_units: bool,
+    /// Comparisons are enumerated, and matched with instructions whose
+    /// result is a mask register (AVX-512's k registers).
+    pub mask_results: bool,
 }
 
 pub const X86: SynthTarget = SynthTarget {
@@ -77,6 +86,9 @@ pub const X86: SynthTarget = SynthTarget {
     pair_shuffle: None,
     immediates: &[1, 7, 15, 31, 63],
     output: "x86",
+    accumulator_units: true,
+    narrowing_units: true,
+    mask_results: true,
 };
 
 pub const ARM: SynthTarget = SynthTarget {
@@ -91,6 +103,9 @@ pub const ARM: SynthTarget = SynthTarget {
     // Shift counts (1 and E-1, and E for the narrowing shifts' E/2 range), lane indices.
     immediates: &[1, 7, 8, 15, 16, 31, 32, 63],
     output: "arm",
+    accumulator_units: false,
+    narrowing_units: false,
+    mask_results: false,
 };
 
 pub const HVX: SynthTarget = SynthTarget {
@@ -106,6 +121,9 @@ pub const HVX: SynthTarget = SynthTarget {
     // Shift counts.
     immediates: &[1, 7, 15, 31],
     output: "hvx",
+    accumulator_units: false,
+    narrowing_units: false,
+    mask_results: false,
 };
 
 pub const TARGETS: [&SynthTarget; 3] = [&X86, &ARM, &HVX];
@@ -132,6 +150,56 @@ impl SynthTarget {
             out.extend(tys.iter().map(|&t| vec![t, t]));
             out.push(vec![HTy::new(false, 8, w / 8), HTy::new(true, 8, w / 8)]);
         }
+        if self.accumulator_units {
+            for &w in self.unit_widths {
+                out.extend(accumulator_signatures(w));
+            }
+        }
+        if self.narrowing_units {
+            for &w in self.unit_widths {
+                out.extend(narrowing_signatures(w));
+            }
+        }
         out
     }
+
+    /// Whether `sig` is a unit of this target: variables of one unit width,
+    /// or one variable twice as wide ([`narrowing_signatures`]).
+    pub fn unit_ok(&self, sig: &[HTy]) -> bool {
+        let w = sig[0].width();
+        sig.iter().all(|t| t.width() == w) && (self.unit_widths.contains(&w) || (self.narrowing_units && sig.len() == 1 && w.is_multiple_of(2) && self.unit_widths.contains(&(w / 2))))
+    }
+}
+
+/// One variable two units wide, of 16- or 32-bit elements: the terms of
+/// these units that end a unit wide are the narrowings whose input fills
+/// a wider register than their output (one instruction for a whole
+/// register's truncation or saturation, vpmovdw and friends).
+pub fn narrowing_signatures(w: u32) -> Vec<Vec<HTy>> {
+    let mut out = Vec::new();
+    for bits in [16u32, 32] {
+        for signed in [false, true] {
+            out.push(vec![HTy::new(signed, bits, 2 * w / bits)]);
+        }
+    }
+    out
+}
+
+/// Three-variable units of one width: an accumulator of 16 or 32 bits and
+/// two operands of a narrower element (u x u, i x i, u x i), the
+/// accumulator signed when a product is. Multiply-accumulates into wider
+/// lanes (dot products of pairs and quads) are terms over these.
+pub fn accumulator_signatures(w: u32) -> Vec<Vec<HTy>> {
+    let mut out = Vec::new();
+    for acc in [32u32, 16] {
+        for op in [16u32, 8] {
+            if op >= acc {
+                continue;
+            }
+            for (sa, sb) in [(false, false), (true, true), (false, true)] {
+                out.push(vec![HTy::new(sa || sb, acc, w / acc), HTy::new(sa, op, w / op), HTy::new(sb, op, w / op)]);
+            }
+        }
+    }
+    out
 }

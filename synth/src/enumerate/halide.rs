@@ -105,8 +105,11 @@ const BINARY: &[(&str, bool, bool)] = &[
     ("absd", true, false),
 ];
 
-fn legal(t: HTy) -> bool {
-    matches!(t.bits, 8 | 16 | 32 | 64) && t.lanes >= 1 && t.width() <= 2 * FULL_BITS
+/// Comparisons, each to a bool vector.
+const COMPARISONS: [&str; 6] = ["lt", "le", "gt", "ge", "eq", "ne"];
+
+fn legal(t: HTy, max_bits: u32) -> bool {
+    matches!(t.bits, 8 | 16 | 32 | 64) && t.lanes >= 1 && t.width() <= max_bits
 }
 
 pub struct Limits {
@@ -116,6 +119,19 @@ pub struct Limits {
     /// Most new terms kept per depth level (a deterministic cut, counted in
     /// `HPool::cut`).
     pub per_level: usize,
+    /// The widest intermediate vector, in bits at full lanes: twice the
+    /// unit for one widening step; four times for the quad dot products
+    /// of an accumulator unit (u8 products widened twice, to i32).
+    pub max_bits: u32,
+    /// Enumerate comparisons (bool vectors: the target has mask registers).
+    pub comparisons: bool,
+}
+
+impl Limits {
+    /// Twice the unit: the default before accumulator units.
+    pub fn new(depth: u8, max_size: u8, per_level: usize) -> Limits {
+        Limits { depth, max_size, per_level, max_bits: 2 * FULL_BITS, comparisons: false }
+    }
 }
 
 /// Enumerates terms over variables of `sig` (full-lane types) on the
@@ -137,7 +153,7 @@ pub fn enumerate(halide: &SpecLibrary, sig: &[HTy], reduced: &[Vec<BitVec>], lim
     let mut consts: HashMap<(HTy, i128), u32> = HashMap::new();
     for d in 1..=limits.depth {
         let last = d == limits.depth;
-        let apps = applications(&mut pool, &mut consts, d, limits, reduced.len());
+        let apps = applications(&mut pool, &mut consts, d, limits, reduced.len(), sig.len() as u32);
         let mut added = 0usize;
         let mut apps = apps.into_iter().peekable();
         while apps.peek().is_some() {
@@ -227,20 +243,28 @@ fn constant(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, ty: HTy, v
 
 /// Every application at depth `d`: operands of depth below `d`, one of
 /// them at `d - 1`, at most `max_size` ops in all.
-fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8, limits: &Limits, cases: usize) -> Vec<App> {
+fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8, limits: &Limits, cases: usize, nvars: u32) -> Vec<App> {
     let n = pool.entries.len();
-    let free: Vec<u32> = (0..n as u32).filter(|&i| !matches!(pool.entries[i as usize].node, HNode::Const(_)) && pool.entries[i as usize].depth < d).collect();
+    // A comparison's bool vector (1-bit lanes) is read by no op here.
+    let free: Vec<u32> = (0..n as u32).filter(|&i| !matches!(pool.entries[i as usize].node, HNode::Const(_)) && pool.entries[i as usize].depth < d && pool.entries[i as usize].ty.bits > 1).collect();
     let mut by_ty: HashMap<HTy, Vec<u32>> = HashMap::new();
     for &i in &free {
         by_ty.entry(pool.entries[i as usize].ty).or_default().push(i);
     }
-    let e = |i: u32| (pool.entries[i as usize].depth, pool.entries[i as usize].size);
+    let e = |i: u32| (pool.entries[i as usize].depth, pool.entries[i as usize].size, pool.entries[i as usize].vars);
     let fits = |args: &[u32]| {
         let deepest = args.iter().map(|&a| e(a).0).max().unwrap_or(0);
         let size: u32 = 1 + args.iter().map(|&a| e(a).1 as u32).sum::<u32>();
+        // Only terms over every variable become rules. A variable joins a
+        // term through an op (a bare operand, or a subterm that already
+        // joins two by an op of its own), so each missing variable needs
+        // one more op of the size budget: what cannot get them all is
+        // never evaluated.
+        let vars = args.iter().fold(0u8, |v, &a| v | e(a).2);
+        let missing = nvars.saturating_sub(vars.count_ones());
         // (A reinterpreting cast weighs nothing in the kept term but is
         // counted here, so that chains of them stay bounded.)
-        deepest + 1 == d && size <= limits.max_size as u32
+        deepest + 1 == d && size <= limits.max_size as u32 && missing <= limits.max_size as u32 - size && (d < limits.depth || missing == 0)
     };
     let is_op = |i: u32, name: &str| matches!(&pool.entries[i as usize].node, HNode::Op { op, .. } if *op == name);
     let mut out = Vec::new();
@@ -260,7 +284,7 @@ fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8,
             for bits in [8u32, 16, 32] {
                 for signed in [false, true] {
                     let to = HTy::new(signed, bits, t.lanes);
-                    if (signed, bits) == (t.signed, t.bits) || !legal(to) {
+                    if (signed, bits) == (t.signed, t.bits) || !legal(to, limits.max_bits) {
                         continue;
                     }
                     let mut g = g3.clone();
@@ -306,9 +330,18 @@ fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8,
                 let ty = if op == "absd" { HTy::new(false, t.bits, t.lanes) } else { t };
                 out.push(App { op, generics: g3.clone(), args: vec![x, y], ty });
             }
+            // Comparisons of two variables give a bool vector, N lanes of
+            // one bit: a mask register's value. Only variables: a mask is
+            // read by no op of the grammar, and a term of several ops is
+            // only matched with one instruction, which compares registers.
+            if limits.comparisons && matches!(pool.entries[x as usize].node, HNode::Var(_)) && matches!(pool.entries[y as usize].node, HNode::Var(_)) {
+                for op in COMPARISONS {
+                    out.push(App { op, generics: g3.clone(), args: vec![x, y], ty: HTy::new(false, 1, t.lanes) });
+                }
+            }
             if t.bits <= 32 {
                 let wide = |signed| HTy::new(signed, t.bits * 2, t.lanes);
-                if legal(wide(t.signed)) {
+                if legal(wide(t.signed), limits.max_bits) {
                     if x <= y {
                         out.push(App { op: "widening_add", generics: g3.clone(), args: vec![x, y], ty: wide(t.signed) });
                         let mut g = g3.clone();
@@ -332,7 +365,7 @@ fn applications(pool: &mut HPool, consts: &mut HashMap<(HTy, i128), u32>, d: u8,
             let other = HTy::new(true, t.bits, t.lanes);
             for &y in by_ty.get(&other).map(|v| v.as_slice()).unwrap_or(&[]) {
                 let to = HTy::new(true, t.bits * 2, t.lanes);
-                if fits(&[x, y]) && legal(to) {
+                if fits(&[x, y]) && legal(to, limits.max_bits) {
                     out.push(App { op: "widening_mul", generics: vec![0, t.bits as i128, t.lanes as i128, 1], args: vec![x, y], ty: to });
                 }
             }

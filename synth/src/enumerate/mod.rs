@@ -50,6 +50,9 @@ pub struct Config {
     pub x86_only: Option<Vec<String>>,
     /// The target whose terms are enumerated and whose rules are written.
     pub target: &'static SynthTarget,
+    /// Depth and ops added for a unit of three variables (an accumulator
+    /// and two operands: the dot products).
+    pub accumulator_extra: u8,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             max_tries: 3,
             x86_only: None,
             target: &crate::target::X86,
+            accumulator_extra: 1,
         }
     }
 }
@@ -94,6 +98,9 @@ impl Config {
             x86_names.join(","),
             self.x86_only
         );
+        if self.signatures.iter().any(|s| s.len() >= 3) {
+            text.push_str(&format!(" accumulator +{}", self.accumulator_extra));
+        }
         // x86's digest is what it was before there were other targets.
         if self.target.names != NameStyle::X86 {
             text.push_str(&format!(" target {}", self.target.name()));
@@ -204,7 +211,12 @@ impl TargetPools {
                 instrs.retain(|i| only.contains(&i.name));
             }
             let rel = |a: &str, b: &str| inp.relevant.contains(&(a.to_string(), b.to_string()));
-            let limits = terms::XLimits { depth: cfg.x86_depth, max_apps: cfg.x86_max_apps, var_bits, lane_scale: t.lane_scale, immediates: t.immediates, pair_shuffle: t.pair_shuffle.as_ref() };
+            // A unit of three variables has no one-op Halide term (no op of
+            // the grammar reads three vectors), and a term of several ops
+            // is only matched with one instruction (see `run_unit`): the
+            // deeper target terms would be built for nothing.
+            let depth = if arity >= 3 { 1 } else { cfg.x86_depth };
+            let limits = terms::XLimits { depth, max_apps: cfg.x86_max_apps, var_bits, lane_scale: t.lane_scale, immediates: t.immediates, pair_shuffle: t.pair_shuffle.as_ref() };
             let pool = terms::enumerate(instrs, &cases, arity, &rel, &limits);
             (pool, cases)
         })
@@ -233,7 +245,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
     }
     let target = cfg.target;
     let unit_bits = sig[0].width();
-    if sig.iter().any(|t| t.width() != unit_bits) || !target.unit_widths.contains(&unit_bits) {
+    if !target.unit_ok(&sig) {
         return Err(format!("unit {index}: [{}]: every variable of a {} unit is one of {:?} bits wide", sig_text(&sig), target.name(), target.unit_widths));
     }
     let scale = target.lane_scale;
@@ -251,7 +263,14 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
         v.sort_by_key(|&i| (xp.entries[i as usize].cost, i));
     }
     let wanted = |t: HTy, fp: u64| by_low.contains_key(&(t.width() * scale, fp));
-    let limits = halide::Limits { depth: cfg.halide_depth, max_size: cfg.halide_max_size, per_level: cfg.halide_per_level };
+    // An accumulator unit (a third variable) gets one op and one level
+    // more, and intermediates four units wide: acc + reduce(widen(widen(a * b))).
+    let extra = if arity >= 3 { cfg.accumulator_extra } else { 0 };
+    let mut limits = halide::Limits::new(cfg.halide_depth + extra, cfg.halide_max_size + extra, cfg.halide_per_level);
+    if extra > 0 {
+        limits.max_bits *= 2;
+    }
+    limits.comparisons = target.mask_results;
     let mut hp = halide::enumerate(inp.halide, &sig, &reduced, &limits, &wanted);
     let mut res = UnitResult { index, sig: sig_text(&sig), halide_terms: hp.evaluated, x86_terms: xp.entries.len(), halide_cut: hp.cut, ..Default::default() };
     let all_vars = (1u8 << arity) - 1;
@@ -259,7 +278,9 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
         .entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.depth >= 1 && e.vars == all_vars && target.operand_widths.contains(&(e.ty.width() * scale)))
+        // A unit wider than the target's units is there for its narrowings.
+        .filter(|(_, e)| e.depth >= 1 && e.vars == all_vars && (target.operand_widths.contains(&(e.ty.width() * scale)) || e.ty.bits == 1))
+        .filter(|(_, e)| target.unit_widths.contains(&unit_bits) || e.ty.width() < unit_bits)
         .filter_map(|(i, e)| {
             let xs = by_low.get(&(e.ty.width() * scale, inputs::fingerprint(&e.vals)))?;
             // A cast that only changes the type at the root is covered by

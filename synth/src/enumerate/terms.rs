@@ -89,7 +89,10 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
                 _ => ok = false,
             }
         }
-        if !ok || params.is_empty() || (target.scalar_operands && !params.iter().any(|p| p.0.is_some())) || !widths.contains(&s.result_width) {
+        // A mask result (a comparison into a mask register) is a term of
+        // its own; no instruction here reads one.
+        let mask_result = target.mask_results && matches!(i.ret, Ty::Mask(_));
+        if !ok || params.is_empty() || (target.scalar_operands && !params.iter().any(|p| p.0.is_some())) || !(widths.contains(&s.result_width) || mask_result) {
             continue;
         }
         let lane_bits = {
@@ -99,6 +102,21 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
         let class = class_of(&i.name).unwrap_or_else(|| i.name.clone());
         let ranges = i.params.iter().map(|p| p.range).collect();
         out.push(XInstr { name: i.name.clone(), class, sem: s.clone(), params, ranges, lane_bits });
+    }
+    // Of two instructions equal on every input only the first is kept in
+    // the pool, so x86's come widest family first: the form that exists at
+    // every register width (`_mm{,256,512}_dpbusd_epi32`) rather than a
+    // twin that stops at 256 bits, whose rule could not abstract to 512.
+    if target.names == crate::target::NameStyle::X86 {
+        let family = |n: &str| -> String {
+            let rest = n.trim_start_matches('_');
+            rest.split_once('_').map(|(_, r)| r.to_string()).unwrap_or_default()
+        };
+        let mut widths: HashMap<String, usize> = HashMap::new();
+        for i in lib.instrs() {
+            *widths.entry(family(&i.name)).or_default() += 1;
+        }
+        out.sort_by_key(|x| std::cmp::Reverse(widths.get(&family(&x.name)).copied().unwrap_or(0)));
     }
     out
 }
