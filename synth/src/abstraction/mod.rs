@@ -443,7 +443,9 @@ pub fn generalize_for(concrete: &[Concrete], halide: &SpecLibrary, target: &'sta
                 if uses("sign") {
                     free.push(("sign".to_string(), SIGN.to_vec()));
                 }
-                if uses("c") {
+                // Only a lifted constant: `?c` is also the third pattern
+                // variable of a three-input rule (acc + dot product).
+                if uses("c") && !g.lift.is_empty() {
                     free.push(("c".to_string(), (0..64).collect()));
                 }
                 (lhs, rhs, defs, free)
