@@ -177,7 +177,7 @@ fn simde_mode_checks_against_the_interpreter_and_times_nothing() {
         assert!(cycles > 0.0 && row["ours_mca_loops"].parse::<u64>().unwrap() > 0, "{row:?}");
         assert!(root.join(format!("target/misaal-bench/{KERNEL}/ours_znver4.o")).exists(), "the estimate reads a native znver4 build");
     } else {
-        println!("skipped the llvm-mca check: llvm-mca-19, llvm-objdump-19 or clang-19 missing (apt install llvm-19 clang-19)");
+        misaal_testkit::skip_part("the llvm-mca check: llvm-mca-19, llvm-objdump-19 or clang-19 missing (apt install llvm-19 clang-19)");
     }
     let _ = std::fs::remove_dir_all(&root);
 }
@@ -220,7 +220,7 @@ fn a_cpu_without_a_required_feature_is_emulated_automatically() {
 fn arm_compiles_with_the_rules_given() {
     let missing: Vec<&str> = ["aarch64-linux-gnu-gcc", "qemu-aarch64", "llvm-mca-19", "llvm-objdump-19"].into_iter().filter(|t| Command::new(t).arg("--version").output().is_err()).collect();
     if !missing.is_empty() {
-        println!("skipped: {} not found", missing.join(", "));
+        misaal_testkit::skip(&format!("{} not found", missing.join(", ")));
         return;
     }
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli").join(std::process::id().to_string()).join("arm-rules");

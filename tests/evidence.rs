@@ -57,7 +57,7 @@ fn import_zen4(dir: &Path, ev: &Path) -> String {
 #[test]
 fn an_avx2_check_keeps_the_zen4_evidence() {
     if !std::arch::is_x86_feature_detected!("avx2") {
-        eprintln!("skipped: this CPU lacks avx2, which the restricted check runs");
+        misaal_testkit::skip("this CPU lacks avx2, which the restricted check runs");
         return;
     }
     let dir = scratch("avx2");

@@ -65,7 +65,7 @@ const AVX512_MARKS: &[&str] = &["__m512i", "_mm512_", "__mmask", "dpwssd", "dpbu
 fn avx512_zen4_gets_zmm_masks_and_vnni_and_avx2_none() {
     let missing = unverified_avx512();
     if !missing.is_empty() {
-        println!("skipped: AVX-512 specs not verified by isa/specs/x86/evidence/ (run `misaal isa check` on an AVX-512 CPU or import its evidence): {}", missing.join(", "));
+        misaal_testkit::skip(&format!("AVX-512 specs not verified by isa/specs/x86/evidence/ (run `misaal isa check` on an AVX-512 CPU or import its evidence): {}", missing.join(", ")));
         return;
     }
     let (zen4, r) = compile(None);
@@ -122,13 +122,13 @@ fn build(name: &str, c: &str, h: &str, args: &[Arg], flags: &[&str]) -> PathBuf 
 fn zen4_code_agrees_with_the_naive_lowering_bit_for_bit() {
     let missing = unverified_avx512();
     if !missing.is_empty() {
-        println!("skipped: AVX-512 specs not verified by isa/specs/x86/evidence/: {}", missing.join(", "));
+        misaal_testkit::skip(&format!("AVX-512 specs not verified by isa/specs/x86/evidence/: {}", missing.join(", ")));
         return;
     }
     let simde = std::path::Path::new("/usr/include/simde/x86/avx512.h").is_file();
     let native = cpu_has_avx512_vnni();
     if !native && !simde {
-        println!("skipped: this CPU lacks AVX-512 BW/VL/VNNI and SIMDe (apt-get install libsimde-dev) is not installed");
+        misaal_testkit::skip("this CPU lacks AVX-512 BW/VL/VNNI and SIMDe (apt-get install libsimde-dev) is not installed");
         return;
     }
     let m = kernel();

@@ -143,7 +143,7 @@ fn loop_invariant_scalar_loads_are_read_once_before_the_loop() {
 #[test]
 fn a_dense_load_wider_than_a_register_is_loaded_as_registers() {
     if !std::arch::is_x86_feature_detected!("avx2") {
-        eprintln!("this CPU lacks AVX2: skipped, not passed");
+        misaal_testkit::skip("this CPU lacks AVX2");
         return;
     }
     check_cc();
