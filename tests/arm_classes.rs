@@ -132,7 +132,7 @@ fn every_split_of_a_hydride_arm_class_has_a_named_reason() {
     assert!(unexplained.is_empty(), "splits with no named reason:\n{}", unexplained.join("\n"));
     // The reasons are what the comparison shows today; a split for another
     // reason, or none at all, means the classes changed and this test (and
-    // the README's account of it) must be looked at again.
+    // docs/classes.md's account of it) must be looked at again.
     assert!(reasons.get("signedness").copied().unwrap_or(0) >= 40, "{reasons:?}");
 }
 

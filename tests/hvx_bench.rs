@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const SUITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/hvx");
-/// The CSV's columns, as README documents them (`peak_rss_kb`, the
-/// compile's, added last).
+/// The CSV's columns, as docs/reports.md documents them (`peak_rss_kb`,
+/// the compile's, added last).
 const HEADER: &str = "kernel,bit_exact,ours_packets,halide_packets,fallback_exprs,compile_ms,method,ours_loops,halide_loops,halide,target,peak_rss_kb";
 
 /// A scratch suite with one kernel's Stmt, the manifest, and Halide's

@@ -534,7 +534,7 @@ fn an_empty_ruleset_rediscovers_nothing() {
 
 #[test]
 fn the_classics_are_rediscovered() {
-    // The papers' classics the enumeration reaches (README, synthesis row).
+    // The papers' classics the enumeration reaches (docs/synthesis.md).
     let got = classify(&hand_rules(), &synth_rules(), &Chainer::new(""), Widths::UpTo256);
     for name in ["x86.madd", "x86.avg-u8", "x86.avg-u16", "x86.maddubs", "x86.mulhi", "x86.adds-i", "x86.adds-u", "x86.subs-i", "x86.subs-u", "x86.absd-u8", "x86.absd-u16"] {
         let s = got.get(name).copied().unwrap_or("absent");

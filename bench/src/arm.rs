@@ -23,7 +23,7 @@ const CC: &str = "aarch64-linux-gnu-gcc";
 const QEMU: &str = "qemu-aarch64";
 /// The core whose scheduling model llvm-mca uses.
 pub const MCA_CPU: &str = "neoverse-n1";
-/// The CSV's columns, in order (documented in README's bench_arm table).
+/// The CSV's columns, in order (documented in docs/reports.md).
 /// `peak_rss_kb` (the compile's, as x86's) was added last.
 pub const COLUMNS: &str = "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb";
 

@@ -161,7 +161,7 @@ fn run_qemu(qemu: &Path, exe: &Path, input: Vec<u8>) -> Result<Vec<u8>, String> 
     Ok(out)
 }
 
-/// One row of reports/bench_hvx.csv (columns in README's table).
+/// One row of reports/bench_hvx.csv (columns in docs/reports.md).
 struct Row {
     kernel: String,
     bit_exact: String,

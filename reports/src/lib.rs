@@ -1,7 +1,7 @@
 //! Report schemas and their CSV writers (polars).
 //!
 //! Owns: column names and file formats of everything under `reports/`.
-//! Column names are a public interface (README documents them): add columns
+//! Column names are a public interface (docs/reports.md documents them): add columns
 //! at the end, never rename. Knows nothing of how the rows were computed.
 
 use polars::prelude::*;
