@@ -174,6 +174,24 @@ impl SpecLibrary {
         self.by_name = self.instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
     }
 
+    /// A library of the concrete specs for which `keep` holds, sharing this
+    /// one's parsed and already-unrolled specs (generic ones stay).
+    pub fn subset(&self, keep: impl Fn(&Instr) -> bool) -> SpecLibrary {
+        let kept: Vec<usize> = (0..self.instrs.len()).filter(|&k| keep(&self.instrs[k])).collect();
+        let instrs: Vec<Arc<Instr>> = kept.iter().map(|&k| self.instrs[k].clone()).collect();
+        SpecLibrary {
+            by_name: instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect(),
+            instrs,
+            semantics: kept.iter().map(|&k| self.semantics[k].clone()).collect(),
+            digests: kept.iter().map(|&k| self.digests[k].clone()).collect(),
+            defs: self.defs.clone(),
+            generics: self.generics.clone(),
+            instances: Mutex::default(),
+            signatures: Mutex::default(),
+            sources: self.sources.clone(),
+        }
+    }
+
     pub fn instrs(&self) -> &[Arc<Instr>] {
         &self.instrs
     }
@@ -310,7 +328,7 @@ impl SpecLibrary {
 /// first item's from the start of the file), so every character of a file
 /// is in exactly one item, and an item's tokens, hence its syntax tree,
 /// are all in its own text: the same text parses to the same spec.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct SourceTexts {
     /// Each file's stem and text.
     files: Vec<(String, Arc<str>)>,

@@ -56,8 +56,51 @@ pub mod widen_reduce;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
+///
+/// The searches keep the first or cheapest candidate, and with every
+/// AVX-512 spec verified that is often an AVX-512VL form of a 256-bit
+/// rule (`vbroadcasti32x4` for `vbroadcasti128`, `vpmovuswb` for a pack),
+/// which an AVX2 target cannot use. So the searches run over the
+/// instructions an AVX2 CPU has first, then over all of them; a rule the
+/// second run finds differently is kept beside the first, named with
+/// `.avx512`, and the compiler's feature gate and costs choose per target.
 pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let avx2 = x86.subset(|i| i.features.iter().all(|f| !beyond_avx2(f)));
     let mut out = splits(halide);
+    out.extend(searched(halide, &avx2));
+    for s in searched(halide, x86) {
+        if out.iter().any(|o| o.lhs == s.lhs && o.rhs == s.rhs && o.conds == s.conds) {
+            continue;
+        }
+        let name = if out.iter().any(|o| o.name == s.name) { format!("{}.avx512", s.name) } else { s.name };
+        out.push(Split { name, ..s });
+    }
+    out
+}
+
+/// An x86 feature an AVX2 CPU (Zen 3, Haswell) lacks.
+pub(crate) fn beyond_avx2(feature: &str) -> bool {
+    feature.starts_with("avx512") || feature.starts_with("avxvnni") || feature.starts_with("amx") || feature.starts_with("avx10")
+}
+
+/// Orders instructions for a search that keeps the first equal one: those
+/// an AVX2 CPU has first, then the widest family (the form that exists at
+/// every register width, `_mm{,256,512}_dpwssd_epi32`, before a twin that
+/// stops at 256 bits, `_mm256_dpwssd_avx_epi32`), then by name.
+pub(crate) fn portable_order<T>(x86: &SpecLibrary, ins: &mut [(String, T)]) {
+    let family = |n: &str| n.trim_start_matches('_').split_once('_').map(|(_, r)| r.to_string()).unwrap_or_default();
+    let mut widths: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for i in x86.instrs() {
+        *widths.entry(family(&i.name)).or_default() += 1;
+    }
+    let beyond = |n: &str| x86.instr(n).is_some_and(|i| i.features.iter().any(|f| beyond_avx2(f)));
+    ins.sort_by_cached_key(|(n, _)| (beyond(n), std::cmp::Reverse(widths.get(&family(n)).copied().unwrap_or(0)), n.clone()));
+}
+
+/// Everything searched over `x86`'s instructions (and the Halide-only
+/// identities beside them).
+fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let mut out = Vec::new();
     out.extend(movement::halves(halide, x86));
     out.extend(movement::selects(halide, x86));
     out.extend(narrowing::packs(halide, x86));

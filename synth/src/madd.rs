@@ -99,11 +99,18 @@ struct Shape {
     vars: Vec<(&'static str, u32, u32)>,
     lhs: Tm,
     factors: [Factor; 2],
+    /// The variable the products are added to (`acc + a * c`), if any.
+    acc: Option<usize>,
 }
 
-/// The instructions the forms are built from.
+/// The instructions the forms are built from, at one register width.
 struct Parts {
+    /// The register width: 256 or 512 bits.
+    bits: u32,
     pair_sum: (String, Arc<Semantics>),
+    /// The pair sum added to an accumulator, if one instruction does it
+    /// (`vpdpwssd`: VNNI).
+    pair_acc: Option<(String, Arc<Semantics>)>,
     sub16: Option<(String, Arc<Semantics>)>,
     widens: Vec<(String, Arc<Semantics>)>,
     movqs: Vec<(String, Arc<Semantics>)>,
@@ -149,34 +156,49 @@ fn cases(vars: &[(&str, u32, u32)], count: usize, seed: u64) -> Vec<Vec<BitVec>>
         .collect()
 }
 
+/// The verified instructions of these operand and result widths, in
+/// [`super::portable_order`].
 fn verified(x86: &SpecLibrary, params: &[u32], ret: u32) -> Vec<(String, Arc<Semantics>)> {
     let mut v: Vec<(String, Arc<Semantics>)> = x86
         .iter()
         .filter(|(i, _)| i.ret == Ty::Bv(ret) && i.params.len() == params.len() && i.params.iter().zip(params).all(|(p, w)| p.ty == Ty::Bv(*w)))
         .map(|(i, s)| (i.name.clone(), s.clone()))
         .collect();
+    super::portable_order(x86, &mut v);
+    v
+}
+
+/// In name order: of the 64 -> 128-bit moves the first is `movq`, a load
+/// that gcc folds into the extension after it (a broadcast is not).
+fn by_name(mut v: Vec<(String, Arc<Semantics>)>) -> Vec<(String, Arc<Semantics>)> {
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
 
-/// The first two-operand 256-bit instruction equal to `want` on random inputs.
-fn first_equal(two: &[(String, Arc<Semantics>)], want: &dyn Fn(&BitVec, &BitVec) -> Option<BitVec>, seed: u64) -> Option<(String, Arc<Semantics>)> {
-    let ins = cases(&[("a", 16, 16), ("b", 16, 16)], 24, seed);
-    two.iter().find(|(_, sem)| ins.iter().all(|c| want(&c[0], &c[1]).is_some_and(|w| sem.eval(&[&c[0], &c[1]]).ok() == Some(w)))).cloned()
+/// The first instruction of `ins` equal to `want` on random inputs of the
+/// given lane widths (`bits` wide each).
+fn first_equal(ins: &[(String, Arc<Semantics>)], lane_bits: &[u32], bits: u32, want: &dyn Fn(&[BitVec]) -> Option<BitVec>, seed: u64) -> Option<(String, Arc<Semantics>)> {
+    let vars: Vec<(&str, u32, u32)> = lane_bits.iter().map(|&e| ("v", e, bits / e)).collect();
+    let cs = cases(&vars, 24, seed);
+    ins.iter().find(|(_, sem)| cs.iter().all(|c| want(c).is_some_and(|w| sem.eval(&c.iter().collect::<Vec<_>>()).ok() == Some(w)))).cloned()
 }
 
-fn parts(halide: &SpecLibrary, x86: &SpecLibrary) -> Option<Parts> {
-    let two = verified(x86, &[256, 256], 256);
+fn parts(halide: &SpecLibrary, x86: &SpecLibrary, bits: u32) -> Option<Parts> {
+    let (l16, l32) = ((bits / 16) as i128, (bits / 32) as i128);
+    let two = verified(x86, &[bits, bits], bits);
     // Halide's pair sum: even-lane products plus odd-lane products, i16 -> i32.
-    let half = |k: i128| -> Option<Tm> {
-        let s = |v| h(halide, "slice", &[1, 16, 8, 16, k, 2], vec![Tm::Var(v)]);
-        h(halide, "widening_mul", &[1, 16, 8, 1], vec![s(0)?, s(1)?])
+    let half = |k: i128, a: usize, b: usize| -> Option<Tm> {
+        let s = |v| h(halide, "slice", &[1, 16, l32, l16, k, 2], vec![Tm::Var(v)]);
+        h(halide, "widening_mul", &[1, 16, l32, 1], vec![s(a)?, s(b)?])
     };
-    let pair = h(halide, "add", &[1, 32, 8], vec![half(0)?, half(1)?])?;
-    let pair_sum = first_equal(&two, &|a, b| pair.eval(&[a.clone(), b.clone()]), 0x7061_6972)?;
-    let sub = h(halide, "sub", &[1, 16, 16], vec![Tm::Var(0), Tm::Var(1)])?;
-    let sub16 = first_equal(&two, &|a, b| sub.eval(&[a.clone(), b.clone()]), 0x7375_6231);
-    Some(Parts { pair_sum, sub16, widens: verified(x86, &[128], 256), movqs: verified(x86, &[64], 128) })
+    let pair = h(halide, "add", &[1, 32, l32], vec![half(0, 0, 1)?, half(1, 0, 1)?])?;
+    let pair_sum = first_equal(&two, &[16, 16], bits, &|c| pair.eval(c), 0x7061_6972)?;
+    // The accumulating form: acc + pair sum, the accumulator first.
+    let acc = h(halide, "add", &[1, 32, l32], vec![Tm::Var(0), h(halide, "add", &[1, 32, l32], vec![half(0, 1, 2)?, half(1, 1, 2)?])?])?;
+    let pair_acc = first_equal(&verified(x86, &[bits, bits, bits], bits), &[32, 16, 16], bits, &|c| acc.eval(c), 0x6163_6332);
+    let sub = h(halide, "sub", &[1, 16, l16], vec![Tm::Var(0), Tm::Var(1)])?;
+    let sub16 = first_equal(&two, &[16, 16], bits, &|c| sub.eval(c), 0x7375_6231);
+    Some(Parts { bits, pair_sum, pair_acc, sub16, widens: verified(x86, &[bits / 2], bits), movqs: by_name(verified(x86, &[64], 128)) })
 }
 
 /// Every dword form of a factor, in generation order.
@@ -197,12 +219,13 @@ fn forms(halide: &SpecLibrary, p: &Parts, f: &Factor) -> Vec<Tm> {
         }
         Factor::Scalar { term, e, s } => {
             let (e, s) = (*e as i128, *s);
+            let (l16, l32) = ((p.bits / 16) as i128, (p.bits / 32) as i128);
             let to16 = |s2| if e == 16 && s2 == s { Some(term.clone()) } else { h(halide, "cast", &[s, e, 1, s2, 16], vec![term.clone()]) };
             // (c, c) at 16-bit lanes; c extended to 32 bits; c extended to 16, then zero-extended.
             let cands = [
-                to16(s).and_then(|t| h(halide, "broadcast", &[s, 16, 16], vec![t])),
-                h(halide, "cast", &[s, e, 1, 0, 32], vec![term.clone()]).and_then(|t| h(halide, "broadcast", &[0, 32, 8], vec![t])),
-                to16(0).and_then(|t| h(halide, "cast", &[0, 16, 1, 0, 32], vec![t])).and_then(|t| h(halide, "broadcast", &[0, 32, 8], vec![t])),
+                to16(s).and_then(|t| h(halide, "broadcast", &[s, 16, l16], vec![t])),
+                h(halide, "cast", &[s, e, 1, 0, 32], vec![term.clone()]).and_then(|t| h(halide, "broadcast", &[0, 32, l32], vec![t])),
+                to16(0).and_then(|t| h(halide, "cast", &[0, 16, 1, 0, 32], vec![t])).and_then(|t| h(halide, "broadcast", &[0, 32, l32], vec![t])),
             ];
             out.extend(cands.into_iter().flatten());
         }
@@ -223,7 +246,7 @@ fn search(halide: &SpecLibrary, p: &Parts, shape: &Shape, count: usize) -> Optio
     let want: Vec<BitVec> = ins.iter().map(|c| shape.lhs.eval(c)).collect::<Option<_>>()?;
     // Forms evaluated once per case; a form that does not evaluate is dropped.
     let valued = |f: &Factor| -> Vec<(Tm, Vec<BitVec>)> {
-        forms(halide, p, f).into_iter().filter_map(|t| Some((t.clone(), ins.iter().map(|c| t.eval(c).filter(|v| v.width() == 256)).collect::<Option<Vec<_>>>()?))).collect()
+        forms(halide, p, f).into_iter().filter_map(|t| Some((t.clone(), ins.iter().map(|c| t.eval(c).filter(|v| v.width() == p.bits)).collect::<Option<Vec<_>>>()?))).collect()
     };
     let (f0, f1) = (valued(&shape.factors[0]), valued(&shape.factors[1]));
     let mut cands: Vec<(usize, &(Tm, Vec<BitVec>), &(Tm, Vec<BitVec>))> = Vec::new();
@@ -234,24 +257,41 @@ fn search(halide: &SpecLibrary, p: &Parts, shape: &Shape, count: usize) -> Optio
         }
     }
     cands.sort_by_key(|c| c.0);
+    if let Some(acc) = shape.acc {
+        let (n, sem) = p.pair_acc.as_ref()?;
+        let (_, l, r) = cands.into_iter().find(|(_, l, r)| (0..ins.len()).all(|k| sem.eval(&[&ins[k][acc], &l.1[k], &r.1[k]]).ok().as_ref() == Some(&want[k])))?;
+        return Some(Tm::x86(n, sem, vec![Tm::Var(acc), l.0.clone(), r.0.clone()]));
+    }
     let (n, sem) = &p.pair_sum;
     let (_, l, r) = cands.into_iter().find(|(_, l, r)| (0..ins.len()).all(|k| sem.eval(&[&l.1[k], &r.1[k]]).ok().as_ref() == Some(&want[k])))?;
     Some(Tm::x86(n, sem, vec![l.0.clone(), r.0.clone()]))
 }
 
-/// The left sides: matmul's product by a broadcast (both orders), then per
-/// half (lanes 0-7, 8-15) the sliced and sign-extended i8 products of
+/// The left sides at a register of `bits`: matmul's product by a broadcast
+/// (both orders), and the same added to an accumulator (matmul's update,
+/// `acc + widening_mul(b, broadcast a)`), then, at 256 bits, per half
+/// (lanes 0-7, 8-15) the sliced and sign-extended i8 products of
 /// fully_connected, conv_nn and depthwise_conv (rulesets/x86_hand.egg's hand
 /// rules have the same left sides).
-fn shapes(halide: &SpecLibrary) -> Option<Vec<Shape>> {
+fn shapes(halide: &SpecLibrary, bits: u32) -> Option<Vec<Shape>> {
     let v = Tm::Var;
     let mut out = Vec::new();
-    let bc16 = h(halide, "broadcast", &[1, 16, 8], vec![v(1)])?;
+    let l32 = bits / 32;
+    let n = l32 as i128;
+    let bc16 = h(halide, "broadcast", &[1, 16, n], vec![v(1)])?;
     let a16 = Factor::Vector { var: 0, e: 16, s: 1, slice: None };
     let c16 = Factor::Scalar { term: v(1), e: 16, s: 1 };
-    let vars16 = vec![("a", 16, 8), ("c", 16, 1)];
-    out.push(Shape { name: "bcast".into(), vars: vars16.clone(), lhs: h(halide, "widening_mul", &[1, 16, 8, 1], vec![v(0), bc16.clone()])?, factors: [a16.clone(), c16.clone()] });
-    out.push(Shape { name: "bcast-lhs".into(), vars: vars16, lhs: h(halide, "widening_mul", &[1, 16, 8, 1], vec![bc16, v(0)])?, factors: [c16, a16] });
+    let vars16 = vec![("a", 16, l32), ("c", 16, 1)];
+    let prod = h(halide, "widening_mul", &[1, 16, n, 1], vec![v(0), bc16.clone()])?;
+    let prod_lhs = h(halide, "widening_mul", &[1, 16, n, 1], vec![bc16, v(0)])?;
+    out.push(Shape { name: "bcast".into(), vars: vars16.clone(), lhs: prod.clone(), factors: [a16.clone(), c16.clone()], acc: None });
+    out.push(Shape { name: "bcast-lhs".into(), vars: vars16.clone(), lhs: prod_lhs.clone(), factors: [c16.clone(), a16.clone()], acc: None });
+    let vars_acc = [vars16, vec![("acc", 32, l32)]].concat();
+    out.push(Shape { name: "acc-bcast".into(), vars: vars_acc.clone(), lhs: h(halide, "add", &[1, 32, n], vec![v(2), prod])?, factors: [a16.clone(), c16.clone()], acc: Some(2) });
+    out.push(Shape { name: "acc-bcast-lhs".into(), vars: vars_acc, lhs: h(halide, "add", &[1, 32, n], vec![v(2), prod_lhs])?, factors: [c16, a16], acc: Some(2) });
+    if bits != 256 {
+        return Some(out);
+    }
     // cast<i16 -> i32>(slice of 8 lanes at b of a 16-lane i16 product).
     let widened = |b: i128, prod: Tm| -> Option<Tm> { h(halide, "cast", &[1, 16, 8, 1, 32], vec![h(halide, "slice", &[1, 16, 8, 16, b, 1], vec![prod])?]) };
     for (b, half) in [(0i128, "lo"), (8, "hi")] {
@@ -262,6 +302,7 @@ fn shapes(halide: &SpecLibrary) -> Option<Vec<Shape>> {
             vars: vec![("a", 8, 16), ("c", 8, 1)],
             lhs: widened(b, prod)?,
             factors: [i8v(0), Factor::Scalar { term: v(1), e: 8, s: 1 }],
+            acc: None,
         });
         // conv_nn: the scalar is int16(x) - int16(z) of two u8.
         let d = h(halide, "sub", &[1, 16, 1], vec![h(halide, "cast", &[0, 8, 1, 1, 16], vec![v(0)])?, h(halide, "cast", &[0, 8, 1, 1, 16], vec![v(1)])?])?;
@@ -271,6 +312,7 @@ fn shapes(halide: &SpecLibrary) -> Option<Vec<Shape>> {
             vars: vec![("x", 8, 1), ("z", 8, 1), ("f", 8, 16)],
             lhs: widened(b, prod)?,
             factors: [Factor::Scalar { term: d, e: 16, s: 1 }, i8v(2)],
+            acc: None,
         });
         // depthwise_conv: widening_sub(u8 x, broadcast u8 z) times i8 filter bytes.
         let diff = h(halide, "widening_sub", &[0, 8, 16], vec![v(0), h(halide, "broadcast", &[0, 8, 16], vec![v(1)])?])?;
@@ -283,31 +325,39 @@ fn shapes(halide: &SpecLibrary) -> Option<Vec<Shape>> {
                 Factor::Diff(Box::new(Factor::Vector { var: 0, e: 8, s: 0, slice: Some(b) }), Box::new(Factor::Scalar { term: v(1), e: 8, s: 0 })),
                 i8v(2),
             ],
+            acc: None,
         });
     }
     Some(out)
 }
 
-/// Every broadcast-product template the search finds.
+/// Every broadcast-product template the search finds, at 256 and at 512
+/// bits (a zmm register: `vpmaddwd zmm`, and `vpdpwssd zmm` where the
+/// product is added to an accumulator, as Halide's zen4 matmuls do).
 pub fn broadcast_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
-    let (Some(p), Some(shapes)) = (parts(halide, x86), shapes(halide)) else { return Vec::new() };
     let mut out = Vec::new();
-    for shape in &shapes {
-        let Some(rhs) = search(halide, &p, shape, 64) else { continue };
-        let names: Vec<&str> = shape.vars.iter().map(|v| v.0).collect();
-        let lhs = shape.lhs.text(&names);
-        out.push(Split {
-            op: lhs[1..].split(' ').next().unwrap_or_default().into(),
-            name: format!("synth.madd-{}", shape.name),
-            lhs,
-            rhs: rhs.text(&names),
-            conds: vec![],
-            free: vec![],
-            provenance: format!(
-                "phase legalize; product by a broadcast through the pair sum, searched: {} (the first instruction equal to Halide's even-plus-odd i16 products) over the smallest pair of dword forms (one-operand extensions of the vector or of its 64-bit slice, broadcasts of the scalar at 16 or 32 bits) equal on 64 random and edge inputs",
-                p.pair_sum.0
-            ),
-        });
+    for bits in [256u32, 512] {
+        let (Some(p), Some(shapes)) = (parts(halide, x86, bits), shapes(halide, bits)) else { continue };
+        for shape in &shapes {
+            let Some(rhs) = search(halide, &p, shape, 64) else { continue };
+            let names: Vec<&str> = shape.vars.iter().map(|v| v.0).collect();
+            let lhs = shape.lhs.text(&names);
+            let (what, instr) = match (&shape.acc, &p.pair_acc) {
+                (Some(_), Some(a)) => ("an accumulator plus Halide's even-plus-odd i16 products", &a.0),
+                _ => ("Halide's even-plus-odd i16 products", &p.pair_sum.0),
+            };
+            out.push(Split {
+                op: lhs[1..].split(' ').next().unwrap_or_default().into(),
+                name: if bits == 256 { format!("synth.madd-{}", shape.name) } else { format!("synth.madd-{}-{bits}", shape.name) },
+                lhs,
+                rhs: rhs.text(&names),
+                conds: vec![],
+                free: vec![],
+                provenance: format!(
+                    "phase legalize; product by a broadcast through the pair sum, searched at {bits} bits: {instr} (the first instruction equal to {what}) over the smallest pair of dword forms (one-operand extensions of the vector or of its 64-bit slice, broadcasts of the scalar at 16 or 32 bits) equal on 64 random and edge inputs"
+                ),
+            });
+        }
     }
     out
 }
@@ -320,7 +370,7 @@ pub fn broadcast_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split>
 /// result the first verified instruction with an 8-bit immediate (and the
 /// first immediate) that puts the two products' dwords in lane order.
 pub fn pair_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
-    let Some(p) = parts(halide, x86) else { return Vec::new() };
+    let Some(p) = parts(halide, x86, 256) else { return Vec::new() };
     let v = Tm::Var;
     let wm = |l, r| h(halide, "widening_mul", &[1, 16, 16, 1], vec![v(l), v(r)]);
     let Some(lhs) = (|| h(halide, "add", &[1, 32, 16], vec![wm(0, 2)?, wm(1, 3)?]))() else { return Vec::new() };
@@ -409,7 +459,12 @@ mod tests {
             rhs("synth.madd-subu8-i8-lo"),
             "(x86 _mm256_madd_epi16 (x86 _mm256_sub_epi16 (x86 _mm256_cvtepu8_epi32 (x86 _mm_cvtsi64_si128 (slice (u 8 8) 16 0 1 ?x))) (broadcast (u 32 8) (cast (u 8 1) 0 32 ?z))) (x86 _mm256_cvtepi8_epi32 (x86 _mm_cvtsi64_si128 (slice (i 8 8) 16 0 1 ?f))))"
         );
-        assert_eq!(v.len(), 8);
+        // Added to an accumulator, and at 512 bits (a zmm register): the
+        // accumulating pair sum (VNNI), as Halide's zen4 matmuls use it.
+        assert_eq!(rhs("synth.madd-acc-bcast"), "(x86 _mm256_dpwssd_epi32 ?acc (x86 _mm256_cvtepu16_epi32 ?a) (broadcast (i 16 16) ?c))");
+        assert_eq!(rhs("synth.madd-bcast-512"), "(x86 _mm512_madd_epi16 (x86 _mm512_cvtepu16_epi32 ?a) (broadcast (i 16 32) ?c))");
+        assert_eq!(rhs("synth.madd-acc-bcast-512"), "(x86 _mm512_dpwssd_epi32 ?acc (x86 _mm512_cvtepu16_epi32 ?a) (broadcast (i 16 32) ?c))");
+        assert_eq!(v.len(), 14);
     }
 
     #[test]
@@ -431,8 +486,8 @@ mod tests {
     #[test]
     fn rejects_a_sign_extended_operand() {
         let (halide, x86) = libs();
-        let mut p = parts(&halide, &x86).expect("parts");
-        let shapes = shapes(&halide).expect("shapes");
+        let mut p = parts(&halide, &x86, 256).expect("parts");
+        let shapes = shapes(&halide, 256).expect("shapes");
         let bcast = &shapes[0];
         p.widens.retain(|(n, _)| n == "_mm256_cvtepu16_epi32");
         let found = search(&halide, &p, bcast, 64).expect("zero extension found");

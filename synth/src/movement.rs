@@ -1,6 +1,6 @@
 //! Register-half data movement, searched per immediate: the Halide slices
-//! that take the low or high 128 bits of a 256-bit value and the concat
-//! that joins two 128-bit values. The swizzle discovery classifies the
+//! that take the low or high half of a 256- or 512-bit value and the concat
+//! that joins two halves. The swizzle discovery classifies the
 //! lane patterns an instruction performs for every input, not per
 //! immediate, so `vextracti128 $1` (an immediate picks the half) is not
 //! among its swizzles; without these, a 256-bit value computed by an
@@ -173,31 +173,40 @@ fn random(width: u32, seed: u64) -> BitVec {
     BitVec::from_limbs(width, &limbs)
 }
 
-/// The searched templates: low half, high half, join.
+/// The searched templates: low half, high half, join, for the halves of a
+/// 256-bit register (128 bits each) and of a 512-bit one (256 bits each:
+/// without these, a value held in a zmm register could not be split to
+/// meet a 256-bit instruction, nor two ymm results joined).
 pub fn halves(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let shapes = shapes(x86);
-    let targets: [(&str, &str, &str, Vec<i128>, Vec<u32>, u32); 3] = [
-        ("slice-lo128", "slice", "(slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 ?a)", vec![0, 8, 16, 32, 0, 1], vec![256], 128),
-        ("slice-hi128", "slice", "(slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 ?a)", vec![0, 8, 16, 32, 16, 1], vec![256], 128),
-        ("concat-128", "concat", "(concat (t ?sign ?bw ?n) ?n ?a ?b)", vec![0, 8, 16, 16], vec![128, 128], 256),
-    ];
     let mut out = Vec::new();
-    for (name, op, lhs, generics, vars, ret) in targets {
-        let Ok((_, sem)) = halide.instantiate(op, &generics) else { continue };
-        let cases: Vec<Vec<BitVec>> = (0..8u64).map(|c| vars.iter().enumerate().map(|(j, &w)| random(w, 0x6861_6c76 + 97 * c + j as u64)).collect()).collect();
-        let Some(want) = cases.iter().map(|xs| sem.eval(&xs.iter().collect::<Vec<_>>()).ok()).collect::<Option<Vec<_>>>() else { continue };
-        let Some(rhs) = search(&shapes, &vars, ret, &cases, &want) else { continue };
-        out.push(Split {
-            op: op.into(),
-            name: format!("synth.{name}"),
-            lhs: lhs.into(),
-            rhs: rhs.clone(),
-            conds: vec!["(= (* ?n ?bw) 128)".into()],
-            free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![8, 16, 32, 64]), ("n".into(), vec![2, 4, 8, 16])],
-            provenance: format!(
-                "phase legalize; register halves searched per immediate: the first verified instruction term (depth 1, then one operand through a one-operand instruction) equal to `{op}` on 8 random inputs at 8-bit lanes is {rhs}"
-            ),
-        });
+    for half in [128u32, 256] {
+        let whole = 2 * half;
+        // Probed at 8-bit lanes: `?n` lanes of the half, `2 ?n` of the whole.
+        let n = (half / 8) as i128;
+        let targets: [(String, &str, &str, Vec<i128>, Vec<u32>, u32); 3] = [
+            (format!("slice-lo{half}"), "slice", "(slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 ?a)", vec![0, 8, n, 2 * n, 0, 1], vec![whole], half),
+            (format!("slice-hi{half}"), "slice", "(slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 ?a)", vec![0, 8, n, 2 * n, n, 1], vec![whole], half),
+            (format!("concat-{half}"), "concat", "(concat (t ?sign ?bw ?n) ?n ?a ?b)", vec![0, 8, n, n], vec![half, half], whole),
+        ];
+        for (name, op, lhs, generics, vars, ret) in targets {
+            let Ok((_, sem)) = halide.instantiate(op, &generics) else { continue };
+            let cases: Vec<Vec<BitVec>> = (0..8u64).map(|c| vars.iter().enumerate().map(|(j, &w)| random(w, 0x6861_6c76 + 97 * c + j as u64)).collect()).collect();
+            let Some(want) = cases.iter().map(|xs| sem.eval(&xs.iter().collect::<Vec<_>>()).ok()).collect::<Option<Vec<_>>>() else { continue };
+            let Some(rhs) = search(&shapes, &vars, ret, &cases, &want) else { continue };
+            let lanes: Vec<i128> = [8i128, 16, 32, 64].iter().map(|bw| half as i128 / bw).collect();
+            out.push(Split {
+                op: op.into(),
+                name: format!("synth.{name}"),
+                lhs: lhs.into(),
+                rhs: rhs.clone(),
+                conds: vec![format!("(= (* ?n ?bw) {half})")],
+                free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![8, 16, 32, 64]), ("n".into(), lanes)],
+                provenance: format!(
+                    "phase legalize; register halves searched per immediate: the first verified instruction term (depth 1, then one operand through a one-operand instruction) equal to `{op}` on 8 random inputs at 8-bit lanes is {rhs}"
+                ),
+            });
+        }
     }
     out
 }

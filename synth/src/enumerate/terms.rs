@@ -116,7 +116,11 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
         for i in lib.instrs() {
             *widths.entry(family(&i.name)).or_default() += 1;
         }
-        out.sort_by_key(|x| std::cmp::Reverse(widths.get(&family(&x.name)).copied().unwrap_or(0)));
+        // Yet an instruction an AVX2 CPU has comes before its AVX-512VL
+        // twin (`vbroadcasti128` before `vbroadcasti32x4`): the rule is
+        // then usable on both kinds of CPU.
+        let beyond = |n: &str| lib.instr(n).is_some_and(|i| i.features.iter().any(|f| crate::legalize::beyond_avx2(f)));
+        out.sort_by_key(|x| (beyond(&x.name), std::cmp::Reverse(widths.get(&family(&x.name)).copied().unwrap_or(0))));
     }
     out
 }
