@@ -229,6 +229,10 @@ struct BenchArgs {
     /// compile --rules`); repeatable.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
     rules: Vec<PathBuf>,
+    /// x86: compile with `misaal compile --zmm` (512-bit registers where
+    /// the target has AVX-512F).
+    #[arg(long, conflicts_with = "naive")]
+    zmm: bool,
     /// x86: build our C against SIMDe's portable intrinsics (`-mavx2`,
     /// libsimde-dev) and check it against the interpreter only, even on a
     /// CPU that could run it natively. Without this flag SIMDe is used

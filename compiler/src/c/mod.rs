@@ -75,7 +75,7 @@ use misaal_frontends::stmt::types::{Type, TypeCode};
 
 use ops::{Helpers, IT};
 use scalar::math_fn;
-use tile::{has_register_tile, split_tile_loops};
+use tile::{has_register_tile, register_file_bits, split_tile_loops};
 
 /// A translation unit and the header declaring its function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,7 +149,8 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     // as they were).
     let split;
     let module = if opts.isel.is_some() && module.target.starts_with("x86") {
-        split = Module { funcs: module.funcs.iter().map(|f| Func { body: split_tile_loops(&f.body), ..f.clone() }).collect(), ..module.clone() };
+        let file_bits = register_file_bits(opts.isel.as_ref());
+        split = Module { funcs: module.funcs.iter().map(|f| Func { body: split_tile_loops(&f.body, file_bits), ..f.clone() }).collect(), ..module.clone() };
         &split
     } else {
         module
@@ -220,7 +221,7 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
         // (matmul k loop: 33-35 stack stores per step with it, 32 without;
         // paired runs: matmul_bias_gelu_matmul +5%, matmul_bias_relu_matmul
         // +4%, matmul_bias_gelu +7%; conv_nn -5% though it stores 32, not 37).
-        let tile = module.funcs.iter().any(|f| has_register_tile(&f.body));
+        let tile = module.funcs.iter().any(|f| has_register_tile(&f.body, register_file_bits(opts.isel.as_ref())));
         if !tile {
             c.push_str("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")\n#endif\n\n");
         }

@@ -4,15 +4,25 @@
 
 use super::*;
 
-/// Whether `body` allocates a tile larger than the 16 ymm registers (over
-/// 512 bytes, constant extents) that it only reads and writes at constant
-/// offsets: an accumulator GCC would otherwise split into registers.
-pub(super) fn has_register_tile(body: &Stmt) -> bool {
+/// The vector register file code for `isel` may use, in bits: AVX-512's
+/// 32 zmm registers when the compile holds values in zmm (`--zmm` on an
+/// AVX-512F target), else AVX2's 16 ymm registers.
+pub(super) fn register_file_bits(isel: Option<&crate::isel::Options>) -> u64 {
+    let zmm = isel.is_some_and(|o| o.zmm && o.features.as_ref().is_some_and(|f| f.register_bits("x86", 256) == 512));
+    if zmm { 32 * 512 } else { 16 * 256 }
+}
+
+/// Whether `body` allocates a tile larger than the register file
+/// (`file_bits`; constant extents) that it only reads and writes at
+/// constant offsets: an accumulator GCC would otherwise split into
+/// registers. (matmul's 1 KiB tile is such a tile for 16 ymm registers,
+/// not for 32 zmm ones.)
+pub(super) fn has_register_tile(body: &Stmt, file_bits: u64) -> bool {
     let mut tiles: Vec<String> = Vec::new();
     body.visit(&mut |s| {
         if let Stmt::Allocate { name, ty, extents, condition: None, .. } = s {
             let n = extents.iter().map(const_int).try_fold(ty.lanes as i128, |acc, x| x.and_then(|x| acc.checked_mul(x)));
-            if n.is_some_and(|n| n * ((ty.bits as i128 + 7) / 8) > 512) {
+            if n.is_some_and(|n| n * ((ty.bits as i128 + 7) / 8) > (file_bits / 8) as i128) {
                 tiles.push(name.clone());
             }
         }
@@ -47,10 +57,12 @@ pub(super) fn has_register_tile(body: &Stmt) -> bool {
 }
 
 
-/// Accumulator bits a split loop may keep in registers: 8 ymm registers,
-/// half the register file, leaving room for the shared loads and
-/// broadcasts of a step.
-const SPLIT_BUDGET_BITS: u64 = 8 * 256;
+/// Accumulator bits a split loop may keep in registers: half the register
+/// file (8 ymm, or 16 zmm registers), leaving room for the shared loads
+/// and broadcasts of a step.
+fn split_budget_bits(file_bits: u64) -> u64 {
+    file_bits / 2
+}
 
 /// Loop fission of register-tile accumulations. A serial loop whose body is
 /// only stores `T[ramp(c, 1, n)] = f(T[ramp(c, 1, n)], loads)`, to one
@@ -59,18 +71,18 @@ const SPLIT_BUDGET_BITS: u64 = 8 * 256;
 /// running the loop once per group of stores computes the same values.
 /// The stores are grouped by the vector loads they read (matmul's stores of
 /// one column of the tile share the row of `b`), groups merged up to
-/// [`SPLIT_BUDGET_BITS`]. Each split loop's accumulators then fit in
+/// [`split_budget_bits`]. Each split loop's accumulators then fit in
 /// registers, where the whole tile (32 ymm registers' worth in matmul's
 /// k loop, 16 in conv_nn's) was stored and reloaded every step: GCC keeps
 /// them in memory, bound by one 256-bit store a cycle. The loads of `b` are
 /// still read once per step over all groups; only the scalar broadcasts
 /// (`a[k]`) are read once per group.
-pub(super) fn split_tile_loops(s: &Stmt) -> Stmt {
-    let rec = |b: &Stmt| Box::new(split_tile_loops(b));
+pub(super) fn split_tile_loops(s: &Stmt, file_bits: u64) -> Stmt {
+    let rec = |b: &Stmt| Box::new(split_tile_loops(b, file_bits));
     match s {
         Stmt::For { name, kind: ForKind::Serial, min, extent, body } => {
-            let body = split_tile_loops(body);
-            match tile_groups(&body) {
+            let body = split_tile_loops(body, file_bits);
+            match tile_groups(&body, split_budget_bits(file_bits)) {
                 Some(groups) => Stmt::Block(
                     groups
                         .into_iter()
@@ -88,14 +100,14 @@ pub(super) fn split_tile_loops(s: &Stmt) -> Stmt {
             Stmt::Allocate { name: name.clone(), ty: *ty, extents: extents.clone(), memory: memory.clone(), condition: condition.clone(), body: rec(body) }
         }
         Stmt::Atomic { mutex, body } => Stmt::Atomic { mutex: mutex.clone(), body: rec(body) },
-        Stmt::Block(v) => Stmt::Block(v.iter().map(split_tile_loops).collect()),
+        Stmt::Block(v) => Stmt::Block(v.iter().map(|s| split_tile_loops(s, file_bits)).collect()),
         other => other.clone(),
     }
 }
 
 /// The groups of [`split_tile_loops`], if `body` is such a loop body and
 /// splitting it leaves more than one group.
-fn tile_groups(body: &Stmt) -> Option<Vec<Vec<Stmt>>> {
+fn tile_groups(body: &Stmt, budget: u64) -> Option<Vec<Vec<Stmt>>> {
     let Stmt::Block(stores) = body else { return None };
     if stores.len() < 2 {
         return None;
@@ -143,7 +155,7 @@ fn tile_groups(body: &Stmt) -> Option<Vec<Vec<Stmt>>> {
         keys.push(key);
     }
     // Only a tile that does not fit the register file as it is.
-    if total_bits <= 2 * SPLIT_BUDGET_BITS {
+    if total_bits <= 2 * budget {
         return None;
     }
     // Stores with the same loads, in order of first appearance.
@@ -157,11 +169,11 @@ fn tile_groups(body: &Stmt) -> Option<Vec<Vec<Stmt>>> {
     for k in &order {
         let members: Vec<Stmt> = stores.iter().zip(&keys).filter(|(_, k2)| *k2 == k).map(|(s, _)| s.clone()).collect();
         let bits: u64 = members.iter().map(|s| if let Stmt::Store { value, .. } = s { value.ty.total_bits() } else { 0 }).sum();
-        if bits > SPLIT_BUDGET_BITS {
+        if bits > budget {
             return None;
         }
         match groups.last_mut() {
-            Some((b, g)) if *b + bits <= SPLIT_BUDGET_BITS => {
+            Some((b, g)) if *b + bits <= budget => {
                 *b += bits;
                 g.extend(members);
             }
@@ -212,7 +224,7 @@ mod tests {
         assert_eq!(loops(&b, "acc.s1.k$x"), vec![16]);
         // Four loops of four stores: each keeps 8 ymm accumulators, the
         // stores of one column (one row of b) together.
-        let s = split_tile_loops(&b);
+        let s = split_tile_loops(&b, 16 * 256);
         assert_eq!(loops(&s, "acc.s1.k$x"), vec![4, 4, 4, 4]);
         let mut offsets: Vec<Vec<i128>> = Vec::new();
         s.visit(&mut |s| {
@@ -238,9 +250,9 @@ mod tests {
         // conv_nn's broadcasts are differences (five instructions each),
         // which every split loop would compute again.
         let b = body("conv_nn");
-        assert_eq!(loops(&split_tile_loops(&b), "acc.s1.r$x"), loops(&b, "acc.s1.r$x"));
+        assert_eq!(loops(&split_tile_loops(&b, 16 * 256), "acc.s1.r$x"), loops(&b, "acc.s1.r$x"));
         // A stencil has no tile loop: nothing changes.
         let b = body("blur3x3");
-        assert_eq!(split_tile_loops(&b), b);
+        assert_eq!(split_tile_loops(&b, 16 * 256), b);
     }
 }

@@ -119,7 +119,7 @@ impl IselReport {
         );
         if let Some(f) = &self.features {
             let outside: usize = self.selections.iter().map(|(_, sel)| sel.rules.outside_target.len()).sum();
-            s.push_str(&format!("isel: target {f}; {outside} rule instance(s) left out for needing other features\n"));
+            s.push_str(&format!("isel: target {f}; {outside} rule instance(s) left out for needing other features or wider registers\n"));
         }
         for r in &self.naive_roots {
             s.push_str(&format!("isel: naive root {r}\n"));

@@ -117,7 +117,7 @@ impl Target {
     }
 
     pub fn rule_env(&self) -> RuleEnv<'_> {
-        RuleEnv { instrs: &self.instrs, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths }
+        RuleEnv { instrs: &self.instrs, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths, register_bits: (self.isa == "x86").then_some(self.register_bits) }
     }
 }
 

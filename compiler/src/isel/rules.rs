@@ -162,6 +162,10 @@ pub struct RuleEnv<'a> {
     pub halide: &'a SpecLibrary,
     pub status: &'a StatusTable,
     pub vector_widths: &'a [i128],
+    /// The widest register this compile holds a value in (x86: 256, or
+    /// 512 with `--zmm`); an instance with a wider instruction is left out,
+    /// as the emitter could not hold its values. `None`: no limit.
+    pub register_bits: Option<i64>,
 }
 
 struct PatBuilder<'a> {
@@ -362,6 +366,18 @@ impl RuleBook {
                 if let Some(why) = &c.unverified {
                     out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
                     continue;
+                }
+                if let Some(bits) = env.register_bits {
+                    let wide: Vec<String> = c
+                        .rhs
+                        .instructions()
+                        .into_iter()
+                        .filter(|n| env.instrs.instr(n).is_some_and(|i| i.params.iter().map(|p| &p.ty).chain([&i.ret]).any(|t| matches!(t, misaal_isa::ast::Ty::Bv(w) if i64::from(*w) > bits))))
+                        .collect();
+                    if !wide.is_empty() {
+                        out.outside_target.push(Excluded { name: c.name.clone(), reason: format!("{} wider than this compile's {bits}-bit registers", wide.join(", ")) });
+                        continue;
+                    }
                 }
                 if let Some(f) = features {
                     let outside: Vec<String> = c
