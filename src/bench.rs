@@ -17,7 +17,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         work_dir: args.work_dir,
         report_dir: args.report_dir,
         rules: args.rules,
-        zmm: args.zmm,
+        ymm: args.ymm,
         emulate: if args.emulate.as_deref() == Some("simde") { Emulate::Simde } else { Emulate::Auto },
         cpu_flags: args.cpu_flags,
         compiler: std::env::current_exe().map_err(|e| format!("error: cannot find the misaal binary: {e}"))?,

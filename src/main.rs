@@ -169,11 +169,11 @@ struct CompileArgs {
     /// CPUID features it has are emitted.
     #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
     target_features: Option<String>,
-    /// x86: hold values in 512-bit zmm registers when the target has
-    /// AVX-512F. Off by default: the bench measured zmm code slower than
-    /// the AVX2 code until rules join and split 256-bit halves of a zmm.
+    /// x86: hold values in 256-bit registers at most, even when the target
+    /// has AVX-512F (the AVX2 code). By default an AVX-512 target's values
+    /// are held in 512-bit zmm registers.
     #[arg(long, conflicts_with = "naive")]
-    zmm: bool,
+    ymm: bool,
     /// A rule file to select with instead of the target's default files
     /// (x86: the synthesized rulesets/x86.egg; e.g. the hand-written
     /// rulesets/x86_hand.egg); repeat it to load several
@@ -229,10 +229,10 @@ struct BenchArgs {
     /// compile --rules`); repeatable.
     #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
     rules: Vec<PathBuf>,
-    /// x86: compile with `misaal compile --zmm` (512-bit registers where
-    /// the target has AVX-512F).
+    /// x86: compile with `misaal compile --ymm` (256-bit registers at
+    /// most, even where the target has AVX-512F).
     #[arg(long, conflicts_with = "naive")]
-    zmm: bool,
+    ymm: bool,
     /// x86: build our C against SIMDe's portable intrinsics (`-mavx2`,
     /// libsimde-dev) and check it against the interpreter only, even on a
     /// CPU that could run it natively. Without this flag SIMDe is used
@@ -529,7 +529,7 @@ fn explain_isel(args: &CompileArgs) -> Result<(), String> {
     let target = misaal_compiler::isel::Target::for_halide_target(&module.target)?;
     eprintln!("cost table: {}", target.costs.choice);
     let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), zmm: args.zmm, ..Default::default() };
+    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), zmm: !args.ymm, ..Default::default() };
     if let Some((path, text)) = compile::rule_files(&args.rules)? {
         opts.rules = Some(path);
         opts.rules_text = text;

@@ -52,8 +52,8 @@ pub fn compile(cfg: &Config, job: &Job) -> Result<Compiled, String> {
         for r in &cfg.rules {
             cmd.arg("--rules").arg(r);
         }
-        if cfg.zmm && job.isa == "x86" {
-            cmd.arg("--zmm");
+        if cfg.ymm && job.isa == "x86" {
+            cmd.arg("--ymm");
         }
         if let Some(d) = job.usage_dir {
             cmd.arg("--usage-dir").arg(d);

@@ -58,8 +58,8 @@ pub struct Config {
     pub report_dir: PathBuf,
     /// `--rules` files passed to every target's compile.
     pub rules: Vec<PathBuf>,
-    /// Pass `--zmm` to every x86 compile.
-    pub zmm: bool,
+    /// Pass `--ymm` to every x86 compile (256-bit registers at most).
+    pub ymm: bool,
     pub emulate: Emulate,
     /// This CPU's feature flags from a file (`flags : ...` as in
     /// /proc/cpuinfo, or whitespace-separated names) instead of

@@ -38,7 +38,9 @@ fn avx2_and_sse41_targets_get_different_instructions() {
     assert!(r41.summary().contains("isel: target sse41"), "{}", r41.summary());
     for (_, sel) in &r41.selections {
         for e in &sel.rules.outside_target {
-            assert!(e.reason.contains("needs avx"), "{}: {}", e.name, e.reason);
+            // An AVX2 instance needs avx2; a 512-bit one is also wider
+            // than the 256-bit registers a CPU without AVX-512F has.
+            assert!(e.reason.contains("needs avx") || e.reason.contains("wider than this compile's 256-bit registers"), "{}: {}", e.name, e.reason);
         }
     }
 }

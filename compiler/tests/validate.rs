@@ -23,8 +23,10 @@ fn kernel() -> String {
 }
 
 /// Proves every loaded instantiation on the spot: no shared cache file.
+/// AVX2's instructions, as the kernel's name says (with VNNI, the dot
+/// product would be one `vpdpwssd`).
 fn opts() -> Options {
-    Options { verdict_cache: None, ..Options::default() }
+    Options { verdict_cache: None, features: Some(misaal_compiler::isel::features::CpuFeatures::from_feature_list("avx2").expect("avx2")), ..Options::default() }
 }
 
 fn selection() -> Selection {
