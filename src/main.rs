@@ -97,6 +97,12 @@ struct SynthArgs {
     /// rules are never synthesized from them).
     #[arg(long)]
     include_unverified: bool,
+    /// Only instructions whose CPUID features are all in this list, as the
+    /// specs name them (`sse2,ssse3,sse4_1,sse4_2,avx,avx2`): rules for
+    /// CPUs that stop there, and a much shorter search than over every
+    /// AVX-512 spec (the pipeline tests use it).
+    #[arg(long, value_name = "FEATURES")]
+    cpu_features: Option<String>,
     /// Folder for the CSV reports.
     #[arg(long, default_value = "reports")]
     out_dir: PathBuf,

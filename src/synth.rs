@@ -43,6 +43,20 @@ fn audit_config(t: &SynthTarget) -> misaal_verifier::audit::AuditConfig {
     misaal_verifier::audit::AuditConfig { timeout_ms: 300_000, rlimit: SYNTH_RLIMIT, vector_widths: t.vector_widths().to_vec(), ..Default::default() }
 }
 
+/// The verified specs synthesis reads: with `--cpu-features`, only those
+/// whose features are all in the list.
+fn synth_library(args: &SynthArgs, include_unverified: bool) -> Result<misaal_isa::SpecLibrary, String> {
+    let mut lib = load_verified(&args.spec, include_unverified)?;
+    if let Some(list) = &args.cpu_features {
+        let have: std::collections::BTreeSet<&str> = list.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
+        lib.retain(|i, _| i.features.iter().all(|f| have.contains(f.as_str())));
+        if lib.is_empty() {
+            return Err(format!("error: --cpu-features {list}: no verified spec needs only these features"));
+        }
+    }
+    Ok(lib)
+}
+
 pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
     target(&args)?;
     let merging = args.action.as_deref() == Some("merge");
@@ -112,7 +126,7 @@ fn whole(args: &SynthArgs) -> Result<ExitCode, String> {
         return Err("error: --include-unverified: synthesis writes rules, and rules are never synthesized from specs that have not met their oracle".into());
     }
     let cfg = enum_config(args)?;
-    let lib = load_verified(&args.spec, false)?;
+    let lib = synth_library(args, false)?;
     if let Some(s) = &args.shard {
         let shard = misaal_synth::enumerate::Shard::parse(s).map_err(|e| format!("error: {e}"))?;
         if args.action.is_some() {
@@ -246,7 +260,7 @@ fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
     let pb = spinner("relevance");
     pb.set_message("classes and relevance sets");
     let t0 = Instant::now();
-    let lib = load_verified(&args.spec, args.include_unverified)?;
+    let lib = synth_library(args, args.include_unverified)?;
     let set = classify(&lib);
     let t_classes = t0.elapsed();
     let t1 = Instant::now();
@@ -313,7 +327,7 @@ fn record(args: &SynthArgs, phase: &str, wall_s: f64, outputs: usize, detail: St
 /// need, by class, into reports/<target>_swizzles.csv.
 fn swizzles(args: &SynthArgs) -> Result<PhaseOut, String> {
     let t0 = Instant::now();
-    let lib = load_verified(&args.spec, args.include_unverified)?;
+    let lib = synth_library(args, args.include_unverified)?;
     let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
     let found = misaal_datalog::discover_swizzles(&pairs);
     let rows: Vec<misaal_reports::SwizzleRow> = found
@@ -436,7 +450,7 @@ fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String>
         return Err("error: --include-unverified: enumeration writes rules, and rules are never synthesized from specs that have not met their oracle".into());
     }
     let cfg = enum_config(args)?;
-    let lib = load_verified(&args.spec, args.include_unverified)?;
+    let lib = synth_library(args, args.include_unverified)?;
     let digest = cfg.digest(&lib);
     let rules_path = |shard: Shard| {
         if shard == Shard::WHOLE {
@@ -590,7 +604,7 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         inputs.push(format!("{}_{file}.egg ({} rules)", args.spec.target, c.len()));
         concrete.extend(c);
     }
-    let lib = load_verified(&args.spec, false)?;
+    let lib = synth_library(args, false)?;
     let t = target(args)?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let cfg = audit_config(t);

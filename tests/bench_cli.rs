@@ -150,7 +150,7 @@ fn simde_missing() -> Option<String> {
     let probe = dir.join(format!("simde-{}.c", std::process::id()));
     std::fs::write(&probe, "#include <simde/x86/avx512.h>\nint main(void) { return 0; }\n").unwrap();
     let ok = Command::new("cc").args(["-fsyntax-only", "-mavx2"]).arg(&probe).output().is_ok_and(|o| o.status.success());
-    (!ok).then(|| "skipped: <simde/x86/avx512.h> does not compile here (apt install libsimde-dev)".to_string())
+    (!ok).then(|| "<simde/x86/avx512.h> does not compile here (apt install libsimde-dev)".to_string())
 }
 
 /// `--emulate simde` on any CPU: ours built against SIMDe, checked
@@ -159,7 +159,7 @@ fn simde_missing() -> Option<String> {
 #[test]
 fn simde_mode_checks_against_the_interpreter_and_times_nothing() {
     if let Some(why) = simde_missing() {
-        println!("{why}");
+        misaal_testkit::skip(&why);
         return;
     }
     let root = scratch("simde");
@@ -188,7 +188,7 @@ fn simde_mode_checks_against_the_interpreter_and_times_nothing() {
 #[test]
 fn a_cpu_without_a_required_feature_is_emulated_automatically() {
     if let Some(why) = simde_missing() {
-        println!("{why}");
+        misaal_testkit::skip(&why);
         return;
     }
     let zen4 = "fpu sse sse2 pni ssse3 sse4_1 sse4_2 avx avx2 fma f16c avx512f avx512cd avx512vl avx512bw avx512dq avx512ifma avx512vbmi avx512_vnni avx512_bf16 avx512_vbmi2 avx512_bitalg avx512_vpopcntdq gfni";
@@ -236,4 +236,80 @@ fn arm_compiles_with_the_rules_given() {
     let csv = std::fs::read_to_string(root.join("reports/bench_arm.csv")).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert!(csv.contains("no-such-rules.egg"), "the compile was given --rules:\n{csv}\n{text}");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The intrinsics `bench/c/simde_gaps.h` adds to SIMDe give the CPU's bytes:
+/// one program, built natively and against SIMDe plus the gaps header,
+/// prints every one of them on the same seeded inputs (and edge counts of
+/// the shifts); the two outputs must be equal. Needs an AVX-512 CPU (the
+/// native side) and SIMDe.
+#[test]
+fn simde_gaps_give_the_cpus_bytes() {
+    if let Some(why) = simde_missing() {
+        misaal_testkit::skip(&why);
+        return;
+    }
+    if !(std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vl")) {
+        misaal_testkit::skip("this CPU lacks AVX-512 BW/VL: nothing native to compare the SIMDe gaps with");
+        return;
+    }
+    let dir = scratch("simde-gaps");
+    let gaps = dir.join("simde_gaps.h");
+    std::fs::write(&gaps, misaal_bench::x86::SIMDE_GAPS).unwrap();
+    let src = dir.join("gaps.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#ifndef MISAAL_SIMDE
+#include <immintrin.h>
+#endif
+static uint64_t s = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }
+/* Random words, one in four an edge value. */
+static void fill(void *p, size_t n) {
+    static const uint64_t edge[] = {0, ~0ull, 0x8000800080008000ull, 0x7fff7fff7fff7fffull, 0x00ff00ff00ff00ffull, 0x8000000080000000ull};
+    uint64_t *w = p;
+    for (size_t i = 0; i < n / 8; i++) { uint64_t r = next(); w[i] = (r & 3) == 0 ? edge[(r >> 8) % 6] : next(); }
+}
+static void out(const void *p, size_t n) { const unsigned char *b = p; for (size_t i = 0; i < n; i++) printf("%02x", b[i]); printf("\n"); }
+int main(void) {
+    for (int k = 0; k < 200; k++) {
+        __m512i z; __m256i y; fill(&z, 64); fill(&y, 32);
+        __m512i r512; __m256i r256;
+        r512 = _mm512_cvtepu8_epi16(y); out(&r512, 64);
+        r512 = _mm512_cvtepi16_epi32(y); out(&r512, 64);
+        r512 = _mm512_cvtepu16_epi32(y); out(&r512, 64);
+        r512 = _mm512_srai_epi32(z, 0); out(&r512, 64);
+        r512 = _mm512_srai_epi32(z, 7); out(&r512, 64);
+        r512 = _mm512_srai_epi32(z, 31); out(&r512, 64);
+        r256 = _mm512_cvtusepi16_epi8(z); out(&r256, 32);
+        r256 = _mm256_srai_epi64(y, 0); out(&r256, 32);
+        r256 = _mm256_srai_epi64(y, 1); out(&r256, 32);
+        r256 = _mm256_srai_epi64(y, 33); out(&r256, 32);
+        r256 = _mm256_srai_epi64(y, 63); out(&r256, 32);
+        r256 = _mm256_srai_epi64(y, 64); out(&r256, 32);
+    }
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let run = |name: &str, flags: &[&str]| -> String {
+        let exe = dir.join(name);
+        let o = Command::new("cc").args(flags).arg(&src).arg("-o").arg(&exe).output().expect("cc runs");
+        assert!(o.status.success(), "cc {flags:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let r = Command::new(&exe).output().expect("runs");
+        assert!(r.status.success());
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let native = run("native", &["-O2", "-march=native"]);
+    let gaps_flag = format!("{}", gaps.display());
+    let emulated = run("simde", &["-O2", "-mavx2", "-Wno-psabi", "-DMISAAL_SIMDE", "-DSIMDE_ENABLE_NATIVE_ALIASES", "-include", "simde/x86/avx512.h", "-include", &gaps_flag]);
+    assert_eq!(native.lines().count(), 200 * 12);
+    for (k, (n, e)) in native.lines().zip(emulated.lines()).enumerate() {
+        assert_eq!(n, e, "line {k} (intrinsic {} of the 12) differs", k % 12);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

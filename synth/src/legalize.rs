@@ -68,6 +68,10 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let avx2 = x86.subset(|i| i.features.iter().all(|f| !beyond_avx2(f)));
     let mut out = splits(halide);
     out.extend(searched(halide, &avx2));
+    if avx2.len() == x86.len() {
+        // Nothing beyond AVX2 (`misaal synth --cpu-features avx2,...`).
+        return out;
+    }
     for s in searched(halide, x86) {
         if out.iter().any(|o| o.lhs == s.lhs && o.rhs == s.rhs && o.conds == s.conds) {
             continue;
@@ -83,6 +87,16 @@ pub(crate) fn beyond_avx2(feature: &str) -> bool {
     feature.starts_with("avx512") || feature.starts_with("avxvnni") || feature.starts_with("amx") || feature.starts_with("avx10")
 }
 
+/// How far up the x86 extensions an instruction's features reach: 0 for
+/// what an AVX2 CPU has, 1 for AVX-512F alone, 2 for the other AVX-512
+/// subsets (VL, BW, DQ, VNNI, ...) and the VEX forms newer than AVX2. Of
+/// two equal instructions the lower serves more CPUs (and more of the
+/// portable implementations: SIMDe 0.7.4 has `vextracti64x4`, not DQ's
+/// `vextracti32x8`).
+pub(crate) fn feature_rank(features: &[String]) -> u8 {
+    features.iter().map(|f| if !beyond_avx2(f) { 0 } else if f == "avx512f" { 1 } else { 2 }).max().unwrap_or(0)
+}
+
 /// Orders instructions for a search that keeps the first equal one: those
 /// an AVX2 CPU has first, then the widest family (the form that exists at
 /// every register width, `_mm{,256,512}_dpwssd_epi32`, before a twin that
@@ -93,8 +107,8 @@ pub(crate) fn portable_order<T>(x86: &SpecLibrary, ins: &mut [(String, T)]) {
     for i in x86.instrs() {
         *widths.entry(family(&i.name)).or_default() += 1;
     }
-    let beyond = |n: &str| x86.instr(n).is_some_and(|i| i.features.iter().any(|f| beyond_avx2(f)));
-    ins.sort_by_cached_key(|(n, _)| (beyond(n), std::cmp::Reverse(widths.get(&family(n)).copied().unwrap_or(0)), n.clone()));
+    let rank = |n: &str| x86.instr(n).map_or(0, |i| feature_rank(&i.features));
+    ins.sort_by_cached_key(|(n, _)| (rank(n), std::cmp::Reverse(widths.get(&family(n)).copied().unwrap_or(0)), n.clone()));
 }
 
 /// Everything searched over `x86`'s instructions (and the Halide-only

@@ -22,6 +22,8 @@ use std::sync::Arc;
 /// widths (in order, after their position) and result width.
 struct Shape {
     name: String,
+    /// [`super::feature_rank`] of its features: the searches try lower first.
+    rank: u8,
     /// Per parameter: `Some(width)` for a vector, `None` for an immediate (with its width).
     params: Vec<(Option<u32>, u32)>,
     ret: u32,
@@ -41,10 +43,11 @@ fn shapes(x86: &SpecLibrary) -> Vec<Shape> {
             }
         }
         if ok && matches!(i.ret, Ty::Bv(_)) {
-            out.push(Shape { name: i.name.clone(), params, ret: i.ret.width(), sem: sem.clone() });
+            out.push(Shape { name: i.name.clone(), rank: super::feature_rank(&i.features), params, ret: i.ret.width(), sem: sem.clone() });
         }
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    // The instruction fewest CPUs lack first, then by name.
+    out.sort_by(|a, b| (a.rank, &a.name).cmp(&(b.rank, &b.name)));
     out
 }
 
@@ -296,5 +299,8 @@ mod tests {
             eprintln!("{} => {}", s.lhs, s.rhs);
         }
         assert!(found.iter().any(|f| f == "(slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 ?a) => (x86 _mm256_extracti128_si256 ?a 1)"), "{found:#?}");
+        // A zmm's halves, in AVX-512F's forms (not DQ's `vextracti32x8`).
+        assert!(found.iter().any(|f| f == "(slice (t ?sign ?bw ?n) (* 2 ?n) ?n 1 ?a) => (x86 _mm512_extracti64x4_epi64 ?a 1)"), "{found:#?}");
+        assert!(found.iter().any(|f| f == "(concat (t ?sign ?bw ?n) ?n ?a ?b) => (x86 _mm512_inserti64x4 (x86 _mm512_broadcast_i64x4 ?a) ?b 1)"), "{found:#?}");
     }
 }

@@ -1,0 +1,69 @@
+/* AVX-512 intrinsics that misaal's C uses and SIMDe (Debian's 0.7.4, and
+ * 0.8.2) does not provide, written for the bench's SIMDe mode only: each is
+ * the same computation on SIMDe's 128/256-bit intrinsics, one half at a
+ * time. Hand-written test infrastructure, never a spec or a rule: it only
+ * lets our compiled C run on a CPU without AVX-512, and
+ * tests/bench_cli.rs checks every one of them bit for bit against the CPU's
+ * own instruction where the CPU has AVX-512. Force-included after
+ * <simde/x86/avx512.h>; a SIMDe that has the intrinsic keeps its own. */
+#ifndef MISAAL_SIMDE_GAPS_H
+#define MISAAL_SIMDE_GAPS_H
+#include <simde/x86/avx512.h>
+
+static inline simde__m512i misaal_join256(simde__m256i lo, simde__m256i hi) {
+    return simde_mm512_inserti64x4(simde_mm512_castsi256_si512(lo), hi, 1);
+}
+
+#ifndef _mm512_cvtepu8_epi16
+static inline simde__m512i misaal_mm512_cvtepu8_epi16(simde__m256i a) {
+    return misaal_join256(simde_mm256_cvtepu8_epi16(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepu8_epi16(simde_mm256_extracti128_si256(a, 1)));
+}
+#define _mm512_cvtepu8_epi16(a) misaal_mm512_cvtepu8_epi16(a)
+#endif
+
+#ifndef _mm512_cvtepi16_epi32
+static inline simde__m512i misaal_mm512_cvtepi16_epi32(simde__m256i a) {
+    return misaal_join256(simde_mm256_cvtepi16_epi32(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepi16_epi32(simde_mm256_extracti128_si256(a, 1)));
+}
+#define _mm512_cvtepi16_epi32(a) misaal_mm512_cvtepi16_epi32(a)
+#endif
+
+#ifndef _mm512_cvtepu16_epi32
+static inline simde__m512i misaal_mm512_cvtepu16_epi32(simde__m256i a) {
+    return misaal_join256(simde_mm256_cvtepu16_epi32(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepu16_epi32(simde_mm256_extracti128_si256(a, 1)));
+}
+#define _mm512_cvtepu16_epi32(a) misaal_mm512_cvtepu16_epi32(a)
+#endif
+
+#ifndef _mm512_srai_epi32
+static inline simde__m512i misaal_mm512_srai_epi32(simde__m512i a, int imm) {
+    return misaal_join256(simde_mm256_srai_epi32(simde_mm512_castsi512_si256(a), imm), simde_mm256_srai_epi32(simde_mm512_extracti64x4_epi64(a, 1), imm));
+}
+#define _mm512_srai_epi32(a, imm) misaal_mm512_srai_epi32(a, imm)
+#endif
+
+#ifndef _mm512_cvtusepi16_epi8
+/* u16 -> u8 with unsigned saturation: each 16-lane half clamped to 255,
+ * packed, and the pack's 64-bit lane order undone. */
+static inline simde__m256i misaal_mm512_cvtusepi16_epi8(simde__m512i a) {
+    simde__m256i max = simde_mm256_set1_epi16(255);
+    simde__m256i lo = simde_mm256_min_epu16(simde_mm512_castsi512_si256(a), max);
+    simde__m256i hi = simde_mm256_min_epu16(simde_mm512_extracti64x4_epi64(a, 1), max);
+    return simde_mm256_permute4x64_epi64(simde_mm256_packus_epi16(lo, hi), 0xD8);
+}
+#define _mm512_cvtusepi16_epi8(a) misaal_mm512_cvtusepi16_epi8(a)
+#endif
+
+#ifndef _mm256_srai_epi64
+/* Arithmetic shift of 64-bit lanes: the logical shift, with the sign
+ * copied into the vacated bits; a count over 63 leaves the sign. */
+static inline simde__m256i misaal_mm256_srai_epi64(simde__m256i a, int imm) {
+    simde__m256i sign = simde_mm256_cmpgt_epi64(simde_mm256_setzero_si256(), a);
+    if (imm > 63) return sign;
+    if (imm == 0) return a;
+    return simde_mm256_or_si256(simde_mm256_srli_epi64(a, imm), simde_mm256_slli_epi64(sign, 64 - imm));
+}
+#define _mm256_srai_epi64(a, imm) misaal_mm256_srai_epi64(a, imm)
+#endif
+
+#endif
