@@ -102,13 +102,22 @@ pub(crate) fn feature_rank(features: &[String]) -> u8 {
 /// every register width, `_mm{,256,512}_dpwssd_epi32`, before a twin that
 /// stops at 256 bits, `_mm256_dpwssd_avx_epi32`), then by name.
 pub(crate) fn portable_order<T>(x86: &SpecLibrary, ins: &mut [(String, T)]) {
-    let family = |n: &str| n.trim_start_matches('_').split_once('_').map(|(_, r)| r.to_string()).unwrap_or_default();
+    let width = family_width(x86);
+    let rank = |n: &str| x86.instr(n).map_or(0, |i| feature_rank(&i.features));
+    ins.sort_by_cached_key(|(n, _)| (rank(n), std::cmp::Reverse(width(n)), n.clone()));
+}
+
+/// How many of `x86`'s instructions share a name's family (the name past
+/// its `_mm{,256,512}` prefix): how many register widths the form exists at.
+pub(crate) fn family_width(x86: &SpecLibrary) -> impl Fn(&str) -> usize {
+    fn family(n: &str) -> &str {
+        n.trim_start_matches('_').split_once('_').map_or("", |(_, r)| r)
+    }
     let mut widths: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for i in x86.instrs() {
-        *widths.entry(family(&i.name)).or_default() += 1;
+        *widths.entry(family(&i.name).to_string()).or_default() += 1;
     }
-    let rank = |n: &str| x86.instr(n).map_or(0, |i| feature_rank(&i.features));
-    ins.sort_by_cached_key(|(n, _)| (rank(n), std::cmp::Reverse(widths.get(&family(n)).copied().unwrap_or(0)), n.clone()));
+    move |n| widths.get(family(n)).copied().unwrap_or(0)
 }
 
 /// Everything searched over `x86`'s instructions (and the Halide-only

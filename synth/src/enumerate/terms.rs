@@ -108,19 +108,12 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
     // every register width (`_mm{,256,512}_dpbusd_epi32`) rather than a
     // twin that stops at 256 bits, whose rule could not abstract to 512.
     if target.names == crate::target::NameStyle::X86 {
-        let family = |n: &str| -> String {
-            let rest = n.trim_start_matches('_');
-            rest.split_once('_').map(|(_, r)| r.to_string()).unwrap_or_default()
-        };
-        let mut widths: HashMap<String, usize> = HashMap::new();
-        for i in lib.instrs() {
-            *widths.entry(family(&i.name)).or_default() += 1;
-        }
+        let width = crate::legalize::family_width(lib);
         // Yet an instruction an AVX2 CPU has comes before its AVX-512VL
         // twin (`vbroadcasti128` before `vbroadcasti32x4`): the rule is
         // then usable on both kinds of CPU.
         let beyond = |n: &str| lib.instr(n).is_some_and(|i| i.features.iter().any(|f| crate::legalize::beyond_avx2(f)));
-        out.sort_by_key(|x| (beyond(&x.name), std::cmp::Reverse(widths.get(&family(&x.name)).copied().unwrap_or(0))));
+        out.sort_by_key(|x| (beyond(&x.name), std::cmp::Reverse(width(&x.name))));
     }
     out
 }
