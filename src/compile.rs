@@ -42,6 +42,12 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
         emit_secs = t.elapsed().as_secs_f64();
         isel_times = report.as_ref().map(|r| r.times()).unwrap_or_default();
         eprint!("{}", report.as_ref().map(|r| r.summary()).unwrap_or_default());
+        if args.explain_isel
+            && let Some(r) = &report
+        {
+            // The compile's own selection: its registers, features and rules.
+            eprint!("cost table: {}\n{}", r.cost_table, r.explain);
+        }
         if let (Some(dir), Some(r)) = (&args.usage_dir, &report) {
             write_usage(dir, r)?;
         }

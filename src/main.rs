@@ -502,7 +502,7 @@ fn main() -> ExitCode {
         }
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
-        Cmd::Compile(args) => explain_isel(&args).and_then(|()| compile::compile(args)),
+        Cmd::Compile(args) => compile::compile(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Synth(args) => synth::run(args),
         Cmd::Isa(IsaCmd::Check { spec, family, filter, cases, seed, out, jobs, evidence, cpu_features, export, import }) => {
@@ -519,29 +519,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// `misaal compile --explain-isel`: the selection's phases, rules, chosen
-/// instructions, naive fallbacks and extracted terms.
-fn explain_isel(args: &CompileArgs) -> Result<(), String> {
-    if !args.explain_isel {
-        return Ok(());
-    }
-    let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
-    let popts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
-    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &popts).map_err(|d| d.to_string())?;
-    compile::compile_isa(args.target.as_deref(), &module)?;
-    // As the compile loads it: the costs of the target's microarchitecture.
-    let target = misaal_compiler::isel::Target::for_halide_target(&module.target)?;
-    eprintln!("cost table: {}", target.costs.choice);
-    let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-    let mut opts = misaal_compiler::isel::Options { verdict_cache: Some(VERDICT_CACHE.into()), features: Some(features), zmm: !args.ymm, ..Default::default() };
-    if let Some((path, text)) = compile::rule_files(&args.rules)? {
-        opts.rules = Some(path);
-        opts.rules_text = text;
-    }
-    eprint!("{}", misaal_compiler::isel::select_module(&target, &module, &opts)?.explain());
-    Ok(())
 }
 
 fn signature(i: &Instr) -> String {

@@ -76,6 +76,8 @@ pub struct IselReport {
     pub features: Option<crate::isel::features::CpuFeatures>,
     /// The `#include` lines of the target's intrinsics (its C dialect).
     pub header: String,
+    /// The cost table selection read, and why (`CostModel::choice`).
+    pub cost_table: String,
     /// Seconds loading the target (specs, status, costs) and building the rule book.
     pub target_secs: f64,
     pub rule_book_secs: f64,
@@ -172,7 +174,8 @@ impl State {
         let t = std::time::Instant::now();
         // The verdict files (~7 MB) are read while the target loads: the
         // two are independent, and each is tens of milliseconds.
-        let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load(p)));
+        let isa = crate::isel::isa_of_halide_target(module_target).map_err(CompileError::new)?;
+        let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load_for_target(p, isa)));
         let (target, cache) = rayon::join(|| Target::for_halide_target(module_target), load_cache);
         let mut target = target.map_err(CompileError::new)?;
         // The widest register is the compile's, not the ISA's: 512 bits on
@@ -188,7 +191,7 @@ impl State {
             book.preload_verdicts(&path, cache);
         }
         let rule_book_secs = t.elapsed().as_secs_f64();
-        let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), target_secs, rule_book_secs, ..IselReport::default() };
+        let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), cost_table: target.costs.choice.to_string(), target_secs, rule_book_secs, ..IselReport::default() };
         Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
     }
 
