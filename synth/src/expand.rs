@@ -554,11 +554,11 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 name: format!("synth.expand-{op}.{}", ops.join("-")),
                 lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 (broadcast (t ?s2 ?bw ?n) ?c))"),
                 rhs: t.text(),
-                conds: vec!["(< ?c ?bw)".into(), "(>= (* ?n ?bw) 128)".into(), "(<= (* ?n ?bw) 256)".into()],
+                conds: [vec!["(< ?c ?bw)".to_string()], super::register_conds("?bw")].concat(),
                 free: vec![
                     ("sign".into(), vec![0, 1]),
                     ("bw".into(), vec![16, 32]),
-                    ("n".into(), vec![4, 8, 16]),
+                    ("n".into(), super::register_lanes(&[16, 32])),
                     ("s2".into(), vec![0, 1]),
                     ("c".into(), (2..32).collect()),
                 ],
@@ -785,8 +785,8 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 name: if form == 2 { format!("synth.expand-div-u16-{c}.rounding") } else { format!("synth.expand-div-u16-{c}") },
                 lhs: format!("(div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {c}))"),
                 rhs,
-                conds: vec!["(>= (* ?n 16) 128)".into(), "(<= (* ?n 16) 256)".into()],
-                free: vec![("n".into(), vec![8, 16])],
+                conds: super::register_conds("16"),
+                free: vec![("n".into(), super::register_lanes(&[16]))],
                 provenance: format!(
                     "phase legalize; expansion searched over shr(mul_shift_right(x, m, 16), s) and, where no 16-bit m fits, shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1) and shr(rounding_halving_add(x, mul_shift_right(x, m, 16)), s - 1): u16 division by {c} is form {form} with m = {m}, s = {s} (the smallest s whose multiplier floors every u16 quotient, checked on all 65,536 values against Halide's div)"
                 ),
@@ -823,11 +823,11 @@ pub fn modulo_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     name: format!("synth.expand-mod-pow2.{v}"),
                     lhs: "(mod (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) ?c))".into(),
                     rhs: format!("({v} (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) {kt}))"),
-                    conds: vec!["(>= (* ?n ?bw) 128)".into(), "(<= (* ?n ?bw) 256)".into()],
+                    conds: super::register_conds("?bw"),
                     free: vec![
                         ("sign".into(), vec![0, 1]),
                         ("bw".into(), vec![16, 32]),
-                        ("n".into(), vec![4, 8, 16]),
+                        ("n".into(), super::register_lanes(&[16, 32])),
                         ("c".into(), (1..15).map(|k| 1i128 << k).collect()),
                     ],
                     provenance: format!("phase legalize; expansion searched over V(x, broadcast k), k among c - 1, c, c + 1: `mod` by a power of two c is `{v}` with {kt} (equal on random and edge inputs at both signs, widths 16 and 32, c = 2, 16, 256)"),

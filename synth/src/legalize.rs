@@ -82,6 +82,28 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// The widest x86 register (AVX-512's zmm): how wide the Halide-level
+/// identities (commutations, expansions) are instantiated. They hold at
+/// every width, and capped at 256 bits a 512-bit value had none of them,
+/// so selection split it into ymm halves to reach a rule
+/// (`rounding_shift_right` by a constant is `avg` of a shift only through
+/// its expansion).
+pub(crate) fn widest_bits() -> i128 {
+    misaal_rulesets::X86.vector_widths.iter().copied().max().unwrap_or(256)
+}
+
+/// The `(>= (* ?n W) 128)` and `(<= (* ?n W) widest)` conditions of a
+/// Halide-level identity over lanes of width `w` (`?bw` or a number).
+pub(crate) fn register_conds(w: &str) -> Vec<String> {
+    vec![format!("(>= (* ?n {w}) 128)"), format!("(<= (* ?n {w}) {})", widest_bits())]
+}
+
+/// The lane counts n, powers of two, that put some lane width of `bws`
+/// in a register: 128 <= n * bw <= [`widest_bits`].
+pub(crate) fn register_lanes(bws: &[i128]) -> Vec<i128> {
+    (1..=9).map(|k| 1i128 << k).filter(|n| bws.iter().any(|bw| (128..=widest_bits()).contains(&(n * bw)))).collect()
+}
+
 /// An x86 feature an AVX2 CPU (Zen 3, Haswell) lacks.
 pub(crate) fn beyond_avx2(feature: &str) -> bool {
     feature.starts_with("avx512") || feature.starts_with("avxvnni") || feature.starts_with("amx") || feature.starts_with("avx10")

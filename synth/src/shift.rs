@@ -321,8 +321,8 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     name: format!("synth.varexpand-{op}.{}{}.{}", letter(s), letter(s2), ops.join("-")),
                     lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 ?x1)"),
                     rhs: tm.text(),
-                    conds: vec!["(>= (* ?n ?bw) 128)".into(), "(<= (* ?n ?bw) 256)".into()],
-                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), vec![4, 8])],
+                    conds: super::register_conds("?bw"),
+                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), super::register_lanes(&[32]))],
                     provenance: format!(
                         "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
                         letter(s),
