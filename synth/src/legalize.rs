@@ -166,6 +166,7 @@ fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(madd::pair_products(halide, x86));
     out.extend(fixup::repairs(halide, x86));
     out.extend(widen_reduce::widened_reductions(halide, x86));
+    out.extend(widen_reduce::accumulated_dot_products(halide, x86));
     out
 }
 

@@ -115,6 +115,136 @@ pub fn widened_reductions(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split>
     out
 }
 
+/// The widening ops of two E-bit operands whose result is 2E bits, each
+/// with the second operand's sign as a generic where the op has one
+/// (`widening_mul<S, E, N, S2>`: Halide multiplies u8 by i8).
+fn widening_ops(halide: &SpecLibrary) -> Vec<(&str, bool)> {
+    halide
+        .generic_names()
+        .into_iter()
+        .filter(|n| n.starts_with("widening_"))
+        .filter_map(|n| {
+            let g = halide.generic(n)?;
+            match g.generics.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+                ["S", "E", "N"] => Some((n, false)),
+                ["S", "E", "N", "S2"] => Some((n, true)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// An accumulated reduction of a widening op, at one type:
+/// `add(acc, vector_reduce_add(cast(W(a, b)) to E*F, by F))`, W of sign S
+/// (and S2 for b), the product signed if either operand is.
+struct Accumulated<'a> {
+    halide: &'a SpecLibrary,
+    op: &'a str,
+    has_s2: bool,
+    s: i128,
+    s2: i128,
+    e: u32,
+    f: u32,
+    n: u32,
+}
+
+impl Accumulated<'_> {
+    /// The sign of W's result.
+    fn ps(&self) -> i128 {
+        if self.has_s2 { self.s.max(self.s2) } else { self.s }
+    }
+
+    fn eval(&self, acc: &BitVec, a: &BitVec, b: &BitVec) -> Option<BitVec> {
+        let (s, e, f, n, ps) = (self.s, self.e as i128, self.f as i128, self.n as i128, self.ps());
+        let h = self.halide;
+        let wg: Vec<i128> = if self.has_s2 { vec![s, e, f * n, self.s2] } else { vec![s, e, f * n] };
+        let (_, w) = h.instantiate(self.op, &wg).ok()?;
+        let (_, wide) = h.instantiate("cast", &[ps, 2 * e, f * n, ps, e * f]).ok()?;
+        let (_, red) = h.instantiate("vector_reduce_add", &[ps, e * f, n, f]).ok()?;
+        let (_, add) = h.instantiate("add", &[ps, e * f, n]).ok()?;
+        let r = red.eval(&[&wide.eval(&[&w.eval(&[a, b]).ok()?]).ok()?]).ok()?;
+        add.eval(&[acc, &r]).ok()
+    }
+
+    fn text(&self) -> String {
+        let (e, f, n, op, ps) = (self.e, self.f, self.n, self.op, self.ps());
+        let w = if self.has_s2 { format!("({op} (t ?sign {e} {}) {} ?a ?b)", f * n, self.s2) } else { format!("({op} (t ?sign {e} {}) ?a ?b)", f * n) };
+        let wide = format!("(cast (t {ps} {} {}) {ps} {} {w})", 2 * e, f * n, e * f);
+        format!("(add (t {ps} {} {n}) ?acc (vector_reduce_add (t {ps} {} {n}) {f} {wide}))", e * f, e * f)
+    }
+}
+
+/// Accumulated dot products searched from the semantics: for every
+/// widening op W of Halide (both signs of each operand where it has S2),
+/// lane width E in {8, 16} and factor F = 4, at 128, 256 and 512 bits,
+/// `acc + vector_reduce_add(cast(W(a, b)) to E*F, by F)` is compared on
+/// random and edge inputs with every verified three-register instruction
+/// of that register, its operands in each of the six orders; the first
+/// equal (instructions an AVX2 CPU has first, then the family that exists
+/// at the most widths) becomes a template, each instance proved by the
+/// caller. The cast makes the term depth 4, past the enumeration's depth
+/// 3, which reaches F = 2 (`acc + vpmaddwd`, found there as `vpdpwssd`).
+pub fn accumulated_dot_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
+    let mut ins = instructions(x86);
+    let mut named: Vec<(String, usize)> = ins.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
+    super::portable_order(x86, &mut named);
+    let order: Vec<usize> = named.into_iter().map(|(_, k)| k).collect();
+    let ins: Vec<Ins> = {
+        let mut slots: Vec<Option<Ins>> = ins.drain(..).map(Some).collect();
+        order.into_iter().filter_map(|k| slots[k].take()).collect()
+    };
+    const ORDERS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    let mut out = Vec::new();
+    for vsize in [128u32, 256, 512] {
+        let three: Vec<&Ins> = ins.iter().filter(|i| !i.has_imm() && i.ret == vsize && i.vectors() == [vsize, vsize, vsize]).collect();
+        for e in [8u32, 16] {
+            let f = 4u32;
+            if vsize % (e * f) != 0 || e * f > 64 {
+                continue;
+            }
+            let n = vsize / (e * f);
+            // Distinct odd seeds (`inputs` sets the low bit): equal operands
+            // would hide the operands' signs and order.
+            let accs = inputs(vsize, e * f, 32, 0x6163_6331 ^ (e as u64) << 9 ^ vsize as u64);
+            let xs = inputs(vsize, e, 32, 0x6163_6335 ^ (e as u64) << 9 ^ vsize as u64);
+            let ys = inputs(vsize, e, 32, 0x6163_6339 ^ (e as u64) << 9 ^ vsize as u64);
+            for &(op, has_s2) in &widening_ops(halide) {
+                for s in [0i128, 1] {
+                    for s2 in if has_s2 { vec![0i128, 1] } else { vec![s] } {
+                        let shape = Accumulated { halide, op, has_s2, s, s2, e, f, n };
+                        let Some(want) = (0..accs.len()).map(|c| shape.eval(&accs[c], &xs[c], &ys[c])).collect::<Option<Vec<_>>>() else { continue };
+                        let hit = three.iter().find_map(|i| {
+                            ORDERS.iter().find(|o| {
+                                (0..accs.len()).all(|c| {
+                                    let args = [&accs[c], &xs[c], &ys[c]];
+                                    i.eval(&[args[o[0]], args[o[1]], args[o[2]]], 0).as_ref() == Some(&want[c])
+                                })
+                            }).map(|o| (i, o))
+                        });
+                        let Some((i, o)) = hit else { continue };
+                        let names = ["?acc", "?a", "?b"];
+                        let rhs = format!("(x86 {} {} {} {})", i.name, names[o[0]], names[o[1]], names[o[2]]);
+                        let sign = |x: i128| if x == 1 { 'i' } else { 'u' };
+                        let kind = if has_s2 { format!("{}{}", sign(s), sign(s2)) } else { sign(s).to_string() };
+                        out.push(Split {
+                            op: "add".into(),
+                            name: format!("synth.acc-reduce-{op}-{kind}{e}x{f}-{vsize}"),
+                            lhs: shape.text(),
+                            rhs: rhs.clone(),
+                            conds: vec![],
+                            free: vec![("sign".into(), vec![s])],
+                            provenance: format!(
+                                "phase legalize; accumulated reductions of widening ops searched (acc + vector_reduce_add(cast(W(a, b)) to E*F, by F), over Halide's widening ops W and both operand signs) against verified three-register instructions in every operand order: `{op}` ({kind}{e}) by {f} is {rhs} (the first equal on 32 random and edge inputs)"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use misaal_isa::{SpecLibrary, StatusTable};
@@ -139,5 +269,30 @@ mod tests {
         }
         // Signed bytes widen by sign extension: vpsadbw is not their sum.
         assert!(!v.iter().any(|s| s.lhs == sad(2) && s.free[0].1 == [1]));
+    }
+
+    #[test]
+    fn finds_the_byte_dot_product() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let halide = SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
+        let dir = root.join("isa/specs/x86");
+        let mut x86 = SpecLibrary::load_dir(&dir).expect("x86 library");
+        x86.retain_verified(&StatusTable::load(&StatusTable::path_for(&dir)).expect("status"));
+        let v = super::accumulated_dot_products(&halide, &x86);
+        for s in &v {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+        }
+        // u8 x i8, four products to an i32 lane, accumulated: vpdpbusd,
+        // wherever its spec is verified (the committed evidence is Zen 4's).
+        let dot = |n: u32| format!("(add (t 1 32 {n}) ?acc (vector_reduce_add (t 1 32 {n}) 4 (cast (t 1 16 {}) 1 32 (widening_mul (t ?sign 8 {}) 1 ?a ?b))))", 4 * n, 4 * n);
+        for (n, mm) in [(4, "_mm_dpbusd_epi32"), (8, "_mm256_dpbusd_epi32"), (16, "_mm512_dpbusd_epi32")] {
+            if x86.instr(mm).is_none() {
+                continue;
+            }
+            let s = v.iter().find(|s| s.lhs == dot(n) && s.free[0].1 == [0]).unwrap_or_else(|| panic!("no u8 x i8 dot product at {n} lanes"));
+            assert_eq!(s.rhs, format!("(x86 {mm} ?acc ?a ?b)"));
+        }
+        // Unsigned by unsigned is no vpdpbusd: it reads b as signed.
+        assert!(!v.iter().any(|s| s.lhs.contains("(widening_mul (t ?sign 8 16) 0 ?a ?b)") && s.free[0].1 == [0] && s.rhs.contains("dpbusd")));
     }
 }
