@@ -256,8 +256,14 @@ pub struct RuleBook {
     /// its instantiations. A rule rooted elsewhere is never loaded.
     by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>>,
     total: usize,
-    /// The instances of one root op, by exact head, once built.
-    built: Mutex<HashMap<String, Arc<BTreeMap<Head, Vec<Candidate>>>>>,
+    /// Per root op, the instantiations by exact head (rule and assignment
+    /// positions in `by_op`), from the root's generics alone.
+    heads: Mutex<HashMap<String, Arc<BTreeMap<Head, Vec<(usize, usize)>>>>>,
+    /// The instances of one exact head, once built. Built per head, not
+    /// per op: `add` has instances at every type and width, and building
+    /// one (type-checking both sides, digesting the specs they name) for a
+    /// head no kernel has was most of a compile's rule time.
+    built: Mutex<HashMap<Head, Arc<Vec<Candidate>>>>,
     settled: Mutex<HashMap<String, (Verdict, String, bool)>>,
     /// The verdict cache file last read, and what it holds: read once for
     /// every kernel and function the book selects (~70,000 rows).
@@ -285,7 +291,7 @@ impl RuleBook {
                 by_op.entry(op.clone()).or_default().push((k, envs));
             }
         }
-        Ok(RuleBook { file: file.into(), rules, by_op, total, built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
+        Ok(RuleBook { file: file.into(), rules, by_op, total, heads: Mutex::new(HashMap::new()), built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
     }
 
     /// Hands the book the verdict cache at `path`, read beforehand (say,
@@ -304,37 +310,61 @@ impl RuleBook {
         }
     }
 
-    /// The instances whose left side is rooted at `op`, by exact head.
-    fn instances_of(&self, env: &RuleEnv, op: &str) -> Arc<BTreeMap<Head, Vec<Candidate>>> {
-        if let Some(b) = self.built.lock().expect("rule book").get(op) {
+    /// The instantiations of the rules rooted at `op`, by exact head: the
+    /// root's generics under each assignment (no side is built).
+    fn heads_of(&self, env: &RuleEnv, op: &str) -> Arc<BTreeMap<Head, Vec<(usize, usize)>>> {
+        if let Some(h) = self.heads.lock().expect("rule book").get(op) {
+            return h.clone();
+        }
+        let mut by_head: BTreeMap<Head, Vec<(usize, usize)>> = BTreeMap::new();
+        for (p, (k, envs)) in self.by_op.get(op).into_iter().flatten().enumerate() {
+            let rule = &self.rules[*k];
+            let (Term::Op(name, args, _), Some(g)) = (&rule.lhs, env.halide.generic(op)) else { continue };
+            let numeric = rule.numeric_vars();
+            for (j, assign) in envs.iter().enumerate() {
+                // One the root's generics cannot be read for fails to
+                // instantiate too: it is never loaded either way.
+                if let Ok((wide, _)) = misaal_rulesets::op_generics(name, args, g.generics.len(), assign, &numeric) {
+                    by_head.entry((name.clone(), wide.iter().map(|&x| x as i64).collect())).or_default().push((p, j));
+                }
+            }
+        }
+        let h = Arc::new(by_head);
+        self.heads.lock().expect("rule book").insert(op.to_string(), h.clone());
+        h
+    }
+
+    /// The instances whose left side has exact head `head`.
+    fn instances_of(&self, env: &RuleEnv, head: &Head) -> Arc<Vec<Candidate>> {
+        if let Some(b) = self.built.lock().expect("rule book").get(head) {
             return b.clone();
         }
         let libs = Libraries { x86: env.instrs, halide: env.halide };
+        let index = self.heads_of(env, &head.0);
+        let ops = self.by_op.get(&head.0);
         // Each instantiation is type-checked and its specs' status looked
         // up (unrolling them the first time) in parallel; `collect` keeps
         // rule order, so the candidates are the same, in the same order.
         use rayon::prelude::*;
-        let jobs: Vec<(usize, &Assignment)> = self.by_op.get(op).into_iter().flatten().flat_map(|(k, envs)| envs.iter().map(move |a| (*k, a))).collect();
-        let built: Vec<Option<(Head, Candidate)>> = jobs
+        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p].0, &o[p].1[j]))).collect();
+        let built: Vec<Option<Candidate>> = jobs
             .par_iter()
             .map(|&(k, assign)| {
                 let rule = &self.rules[k];
                 // An instantiation whose sides do not type-check is never
                 // loaded (the verifier calls it refuted).
                 let (lhs, rhs) = instantiate(env, rule, assign).ok()?;
-                let head = lhs.root_head()?;
+                if lhs.root_head().as_ref() != Some(head) {
+                    return None;
+                }
                 let missing = unverified_specs(&libs, rule, assign, env.status);
                 let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
                 let name = format!("{}[{}]", rule.name, describe_env(assign));
-                Some((head, Candidate { rule: k, assign: assign.clone(), name, lhs, rhs, unverified }))
+                Some(Candidate { rule: k, assign: assign.clone(), name, lhs, rhs, unverified })
             })
             .collect();
-        let mut by_head: BTreeMap<Head, Vec<Candidate>> = BTreeMap::new();
-        for (head, c) in built.into_iter().flatten() {
-            by_head.entry(head).or_default().push(c);
-        }
-        let b = Arc::new(by_head);
-        self.built.lock().expect("rule book").insert(op.to_string(), b.clone());
+        let b = Arc::new(built.into_iter().flatten().collect::<Vec<_>>());
+        self.built.lock().expect("rule book").insert(head.clone(), b.clone());
         b
     }
 
@@ -343,7 +373,8 @@ impl RuleBook {
     /// instance of the book.)
     pub fn reachable_instructions(&self, env: &RuleEnv) -> BTreeSet<String> {
         let ops: Vec<String> = self.by_op.keys().cloned().collect();
-        ops.iter().flat_map(|op| self.instances_of(env, op).values().flatten().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect::<Vec<_>>()).collect()
+        let heads: Vec<Head> = ops.iter().flat_map(|op| self.heads_of(env, op).keys().cloned().collect::<Vec<_>>()).collect();
+        heads.iter().flat_map(|h| self.instances_of(env, h).iter().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect::<Vec<_>>()).collect()
     }
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
@@ -361,8 +392,7 @@ impl RuleBook {
             if !seen.insert(h.clone()) {
                 continue;
             }
-            let of_op = self.instances_of(env, &h.0);
-            for c in of_op.get(&h).into_iter().flatten() {
+            for c in self.instances_of(env, &h).iter() {
                 if let Some(why) = &c.unverified {
                     out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
                     continue;
