@@ -220,8 +220,11 @@ fn row_line(k: &str, (v, ms, n, cx): &Row) -> String {
 #[derive(Default)]
 pub struct VerdictCache {
     path: Option<PathBuf>,
-    /// The cache file as read.
-    local: VerdictFile,
+    /// The cache file, read the first time the shipped verdicts do not
+    /// answer (a compile with the bundled rules never reads it). A key
+    /// digests the whole query, so a key both layers hold has one meaning;
+    /// the shipped row is taken.
+    local: std::sync::OnceLock<VerdictFile>,
     /// Verdicts and pre-keys settled in this run, over `local`.
     fresh: HashMap<String, Row>,
     fresh_pre: HashMap<String, String>,
@@ -257,14 +260,19 @@ impl VerdictCache {
             Err(_) => Vec::new(),
         };
         files.sort();
-        VerdictCache { path: Some(path.to_path_buf()), local: VerdictFile::read(path), shipped: files.iter().map(|f| VerdictFile::read(f)).collect(), ..Default::default() }
+        VerdictCache { path: Some(path.to_path_buf()), local: std::sync::OnceLock::new(), shipped: files.iter().map(|f| VerdictFile::read(f)).collect(), ..Default::default() }
+    }
+
+    /// The cache file's layer, read on first use.
+    fn local(&self) -> &VerdictFile {
+        self.local.get_or_init(|| self.path.as_deref().map(VerdictFile::read).unwrap_or_default())
     }
 
     fn lookup(&self, key: &str) -> Option<Row> {
         if let Some(r) = self.fresh.get(key) {
             return Some(r.clone());
         }
-        self.local.get(key).or_else(|| self.shipped.iter().rev().find_map(|f| f.get(key)))
+        self.shipped.iter().rev().find_map(|f| f.get(key)).or_else(|| self.local().get(key))
     }
 
     pub fn get(&mut self, key: &str) -> Option<Row> {
@@ -277,7 +285,7 @@ impl VerdictCache {
 
     /// The proof key a pre-key row names, if any layer has one.
     pub fn proof_key_of(&mut self, pre: &str) -> Option<String> {
-        let hit = self.fresh_pre.get(pre).cloned().or_else(|| self.local.proof_key_of(pre)).or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(pre)));
+        let hit = self.fresh_pre.get(pre).cloned().or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(pre))).or_else(|| self.local().proof_key_of(pre));
         if hit.is_some() {
             self.touched.insert(pre.to_string());
         }
@@ -296,7 +304,7 @@ impl VerdictCache {
     /// Records that the instance with pre-key `pre` has sides with proof key `proof`.
     pub fn put_pre_key(&mut self, pre: String, proof: String) {
         self.touched.insert(pre.clone());
-        if self.local.proof_key_of(&pre).as_ref() == Some(&proof) || self.fresh_pre.get(&pre) == Some(&proof) {
+        if self.local().proof_key_of(&pre).as_ref() == Some(&proof) || self.fresh_pre.get(&pre) == Some(&proof) {
             return;
         }
         self.fresh_pre.insert(pre, proof);
@@ -320,7 +328,7 @@ impl VerdictCache {
                 out.push_str(&row_line(k, &r));
                 out.push('\n');
                 n += 1;
-            } else if let Some(p) = self.fresh_pre.get(k).cloned().or_else(|| self.local.proof_key_of(k)).or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(k))) {
+            } else if let Some(p) = self.fresh_pre.get(k).cloned().or_else(|| self.shipped.iter().rev().find_map(|f| f.proof_key_of(k))).or_else(|| self.local().proof_key_of(k)) {
                 out.push_str(&format!("{k}\t{PRE_KEY_ROW}\t{p}\n"));
             }
         }
@@ -338,7 +346,7 @@ impl VerdictCache {
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let mut lines: HashMap<String, String> = self.local.lines().collect();
+        let mut lines: HashMap<String, String> = self.local().lines().collect();
         lines.extend(self.fresh.iter().map(|(k, r)| (k.clone(), row_line(k, r))));
         lines.extend(self.fresh_pre.iter().map(|(k, p)| (k.clone(), format!("{k}\t{PRE_KEY_ROW}\t{p}"))));
         let mut keys: Vec<&String> = lines.keys().collect();
