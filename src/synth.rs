@@ -648,7 +648,10 @@ fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
         out.concrete as f64 / out.rules.max(1) as f64
     );
     println!("instances: {} tried, {} proved and written, {} refuted, {} unknown (never written)", out.candidates, out.instances, out.refuted, out.unknown);
-    println!("legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried", out.split_rules, out.split_instances, out.split_tried);
+    println!(
+        "legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried ({} refuted, {} unknown)",
+        out.split_rules, out.split_instances, out.split_tried, out.split_refuted, out.split_unknown
+    );
     if !out.loop_dropped.is_empty() {
         println!("left out as rewrite loops ({} proved Halide-level instances): {}", out.loop_dropped.len(), out.loop_dropped.join(", "));
     }

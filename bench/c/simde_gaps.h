@@ -54,6 +54,31 @@ static inline simde__m256i misaal_mm512_cvtusepi16_epi8(simde__m512i a) {
 #define _mm512_cvtusepi16_epi8(a) misaal_mm512_cvtusepi16_epi8(a)
 #endif
 
+#ifndef _mm512_mulhi_epu16
+static inline simde__m512i misaal_mm512_mulhi_epu16(simde__m512i a, simde__m512i b) {
+    return misaal_join256(simde_mm256_mulhi_epu16(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(b)),
+                          simde_mm256_mulhi_epu16(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(b, 1)));
+}
+#define _mm512_mulhi_epu16(a, b) misaal_mm512_mulhi_epu16(a, b)
+#endif
+
+#ifndef _mm512_cvtepi32_epi16
+/* i32 -> i16 by truncation: each lane's low half (masked, so the unsigned
+ * pack cannot saturate), packed, and the pack's 64-bit lane order undone. */
+static inline simde__m256i misaal_mm512_cvtepi32_epi16(simde__m512i a) {
+    simde__m256i low = simde_mm256_set1_epi32(0xFFFF);
+    simde__m256i lo = simde_mm256_and_si256(simde_mm512_castsi512_si256(a), low);
+    simde__m256i hi = simde_mm256_and_si256(simde_mm512_extracti64x4_epi64(a, 1), low);
+    return simde_mm256_permute4x64_epi64(simde_mm256_packus_epi32(lo, hi), 0xD8);
+}
+#define _mm512_cvtepi32_epi16(a) misaal_mm512_cvtepi32_epi16(a)
+#endif
+
+/* SIMDe 0.7.4 has simde_mm512_madd_epi16, but its native alias takes the
+ * masked form's four operands; the two-operand alias, as a fixed SIMDe has it. */
+#undef _mm512_madd_epi16
+#define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
+
 #ifndef _mm256_srai_epi64
 /* Arithmetic shift of 64-bit lanes: the logical shift, with the sign
  * copied into the vacated bits; a count over 63 leaves the sign. */

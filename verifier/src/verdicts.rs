@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 /// A verdict: the verdict, solver milliseconds, quickcheck cases, counterexample.
 pub type Row = (Verdict, f64, usize, String);
 
+/// Z3's reason for an `unknown` when its resource limit (`rlimit`) ran out.
+pub const RLIMIT_REASON: &str = "max. resource limit exceeded";
+
 /// The second column of a pre-key row.
 pub const PRE_KEY_ROW: &str = "proof-key";
 
@@ -294,7 +297,13 @@ impl VerdictCache {
 
     /// Only settled verdicts are cached; unknowns are retried next time.
     pub fn put(&mut self, key: String, r: &InstanceResult) {
-        if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) {
+        // An `unknown` from an exhausted resource limit is kept too: Z3's
+        // rlimit counts its own work, so the same query (the key holds the
+        // rlimit) stops there again, where a synthesis run spent its whole
+        // budget on each one every time. A wall-clock timeout depends on
+        // the load and is never kept.
+        let exhausted = r.verdict == Verdict::Unknown && r.counterexample.contains(RLIMIT_REASON);
+        if matches!(r.verdict, Verdict::Proved | Verdict::Refuted) || exhausted {
             self.touched.insert(key.clone());
             self.fresh.insert(key, (r.verdict, r.solver_ms, r.quickcheck_cases, r.counterexample.replace(['\t', '\n'], " ")));
             self.dirty = true;

@@ -36,6 +36,11 @@ pub struct Outcome {
     pub split_rules: usize,
     pub split_instances: usize,
     pub split_tried: usize,
+    /// Of the split instances tried, those refuted and those the solver
+    /// left undecided (an undecided one is never cached, so each run
+    /// spends its whole budget on it again).
+    pub split_refuted: usize,
+    pub split_unknown: usize,
     /// Proved Halide-level instances left out because, with the others,
     /// they rewrite in a loop (`super::loops`).
     pub loop_dropped: Vec<String>,
@@ -183,6 +188,8 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         .collect();
     let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
     out.split_tried = jobs.len();
+    out.split_refuted = verdicts.iter().filter(|v| **v == Verdict::Refuted).count();
+    out.split_unknown = verdicts.iter().filter(|v| **v == Verdict::Unknown).count();
     // Proved instances that loop with others are not written.
     let grounds: Vec<Option<(Ground, Ground)>> = jobs.iter().zip(&verdicts).map(|((k, e), v)| if *v == Verdict::Proved { super::loops::sides(&rules[*k], e) } else { None }).collect();
     lowered.extend(grounds.iter().flatten().filter(|(_, r)| r.has_instr()).map(|(l, _)| l.clone()));
