@@ -249,13 +249,19 @@ pub fn accumulated_dot_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<
 mod tests {
     use misaal_isa::{SpecLibrary, StatusTable};
 
-    #[test]
-    fn finds_the_sad() {
+    /// Halide's ops and the x86 specs verified here.
+    fn libraries() -> (SpecLibrary, SpecLibrary) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let halide = SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
         let dir = root.join("isa/specs/x86");
         let mut x86 = SpecLibrary::load_dir(&dir).expect("x86 library");
         x86.retain_verified(&StatusTable::load(&StatusTable::path_for(&dir)).expect("status"));
+        (halide, x86)
+    }
+
+    #[test]
+    fn finds_the_sad() {
+        let (halide, x86) = libraries();
         let t = std::time::Instant::now();
         let v = super::widened_reductions(&halide, &x86);
         for s in &v {
@@ -273,11 +279,7 @@ mod tests {
 
     #[test]
     fn finds_the_byte_dot_product() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let halide = SpecLibrary::load_dir(&root.join("frontends/halide")).expect("halide library");
-        let dir = root.join("isa/specs/x86");
-        let mut x86 = SpecLibrary::load_dir(&dir).expect("x86 library");
-        x86.retain_verified(&StatusTable::load(&StatusTable::path_for(&dir)).expect("status"));
+        let (halide, x86) = libraries();
         let v = super::accumulated_dot_products(&halide, &x86);
         for s in &v {
             eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
