@@ -29,15 +29,9 @@ fn target(args: &SynthArgs) -> Result<&'static SynthTarget, String> {
     SynthTarget::by_name(&args.spec.target).ok_or_else(|| format!("error: --target {}: synthesis knows x86, arm and hvx", args.spec.target))
 }
 
-/// The verifier's configuration for the target's rules (its `?vsize` widths).
-/// Z3's resource limit per synthesis query. Synthesis writes a rule only
-/// when its instances are proved, so a wall-clock budget made the ruleset
-/// depend on the machine's load: a loaded CI run dropped a multiply-high
-/// rule that a quiet run kept. Z3's own work units give the same verdict
-/// on every machine; 50 million is several times what the hardest proved
-/// rules of x86.egg need (`x86.mulhrs`: between 1 and 10 million).
-pub const SYNTH_RLIMIT: u32 = 50_000_000;
+pub use misaal_synth::SYNTH_RLIMIT;
 
+/// The verifier's configuration for the target's rules (its `?vsize` widths).
 fn audit_config(t: &SynthTarget) -> misaal_verifier::audit::AuditConfig {
     // The timeout only stops a runaway query; the rlimit decides.
     misaal_verifier::audit::AuditConfig { timeout_ms: 300_000, rlimit: SYNTH_RLIMIT, vector_widths: t.vector_widths().to_vec(), ..Default::default() }

@@ -15,3 +15,11 @@ pub mod legalize;
 pub mod pipeline;
 pub mod swizzle_rules;
 pub mod target;
+
+/// Z3's resource limit per synthesis query. Synthesis writes a rule only
+/// when its instances are proved, so a wall-clock budget made the ruleset
+/// depend on the machine's load: a loaded CI run dropped a multiply-high
+/// rule that a quiet run kept. Z3's own work units give the same verdict
+/// on every machine; 50 million is several times what the hardest proved
+/// rules of x86.egg need (`x86.mulhrs`: between 1 and 10 million).
+pub const SYNTH_RLIMIT: u32 = 50_000_000;
