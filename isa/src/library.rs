@@ -21,6 +21,9 @@ pub struct SpecLibrary {
     semantics: Vec<Unrolled>,
     /// [`crate::status::digest`] of each spec's semantics, computed at most once.
     digests: Vec<OnceLock<String>>,
+    /// Specs whose body was [released](SpecLibrary::release_bodies): parsed
+    /// again from their source text when first unrolled.
+    released: Vec<bool>,
     by_name: HashMap<String, usize>,
     defs: HashMap<String, Def>,
     /// Generic instructions, instantiated on demand.
@@ -153,12 +156,51 @@ impl SpecLibrary {
         }
         let semantics = instrs.iter().map(|_| OnceLock::new()).collect();
         let digests = instrs.iter().map(|_| OnceLock::new()).collect();
-        let lib = SpecLibrary { instrs, semantics, digests, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()), sources: sources_text };
+        let released = vec![false; instrs.len()];
+        let lib = SpecLibrary { instrs, semantics, digests, released, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()), sources: sources_text };
         (lib, errors)
     }
 
     fn unroll_at(&self, k: usize) -> Result<&Arc<Semantics>, &Diagnostic> {
-        self.semantics[k].get_or_init(|| unroll(&self.instrs[k], &self.defs).map(Arc::new)).as_ref()
+        self.semantics[k]
+            .get_or_init(|| {
+                if self.released[k] {
+                    unroll(&self.reparse(k)?, &self.defs).map(Arc::new)
+                } else {
+                    unroll(&self.instrs[k], &self.defs).map(Arc::new)
+                }
+            })
+            .as_ref()
+    }
+
+    /// Spec `k` with its body, parsed again from its own source text (see
+    /// [`SourceTexts`]), placed at its line and column so that the spans,
+    /// and any error, read as in the file.
+    fn reparse(&self, k: usize) -> Result<Instr, Diagnostic> {
+        let i = &self.instrs[k];
+        let gone = || Diagnostic::new(&i.file, i.span, format!("`{}`: no source text to parse its body from", i.name));
+        let (file, range) = self.sources.items.get(&i.name).ok_or_else(gone)?;
+        let text = &self.sources.files[*file].1;
+        let before = &text[..range.start];
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let mut src = "\n".repeat(before.matches('\n').count());
+        src.extend(std::iter::repeat_n(' ', before[line_start..].chars().count()));
+        src.push_str(&text[range.clone()]);
+        let parsed = crate::parser::parse_file(&i.file, &src)?;
+        parsed.instrs.into_iter().find(|p| p.name == i.name).ok_or_else(gone)
+    }
+
+    /// Drops the bodies of the concrete specs not unrolled yet, keeping
+    /// their signatures; each is parsed again from its source text the first
+    /// time it is unrolled. A compile unrolls the few hundred specs its rules
+    /// name, and x86's 1,808 bodies are ~11 MB of syntax tree.
+    pub fn release_bodies(&mut self) {
+        for k in 0..self.instrs.len() {
+            if self.semantics[k].get().is_none() && !self.instrs[k].body.is_empty() {
+                self.instrs[k] = Arc::new(self.instrs[k].signature());
+                self.released[k] = true;
+            }
+        }
     }
 
     /// Keeps the concrete specs for which `keep` holds (generic ones stay);
@@ -171,6 +213,8 @@ impl SpecLibrary {
         self.semantics.retain(|_| *flags.next().expect("one flag per spec"));
         let mut flags = kept.iter();
         self.digests.retain(|_| *flags.next().expect("one flag per spec"));
+        let mut flags = kept.iter();
+        self.released.retain(|_| *flags.next().expect("one flag per spec"));
         self.by_name = self.instrs.iter().enumerate().map(|(k, i)| (i.name.clone(), k)).collect();
     }
 
@@ -184,6 +228,7 @@ impl SpecLibrary {
             instrs,
             semantics: kept.iter().map(|&k| self.semantics[k].clone()).collect(),
             digests: kept.iter().map(|&k| self.digests[k].clone()).collect(),
+            released: kept.iter().map(|&k| self.released[k]).collect(),
             defs: self.defs.clone(),
             generics: self.generics.clone(),
             instances: Mutex::default(),

@@ -103,6 +103,9 @@ impl Target {
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
         // Rules over unverified specs are never loaded: their bodies are not needed.
         instrs.withhold_bodies(|i| status.rows.get(&i.name).is_some_and(|r| r.status.is_verified()), "unverified here");
+        // The rest are parsed again when a rule first needs their semantics
+        // (a few hundred specs): the peak RSS of a compile, not its result.
+        instrs.release_bodies();
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let costs = CostModel::load(&instrs, Some(&extract::bundled_cost_table_for(isa)));
         Ok(Target { isa, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
@@ -430,6 +433,10 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
     graph.mark_glue(target.register_bits, target.isa == "hvx");
     let classes = encode::canonical_classes(&egraph, &dag);
+    // Extraction reads the copy in `graph`: the e-graph and its compiled
+    // rules (a third of a compile's peak heap) go before it allocates.
+    let egraph_nodes = egraph.num_tuples();
+    drop(egraph);
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     // A scalar Halide op is one C expression, like the Stmt's other scalar
     // code, not a per-lane loop: it costs about one instruction. At the
@@ -548,7 +555,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         dag_cost,
         tree_cost,
         input_nodes: dag.len(),
-        egraph_nodes: egraph.num_tuples(),
+        egraph_nodes,
         encode_secs,
         rules_secs,
         saturate_secs,

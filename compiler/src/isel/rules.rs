@@ -25,7 +25,7 @@ use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
 use misaal_verifier::prekey::proved_by_pre_key;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A rule side with its numeric variables filled in.
 #[derive(Clone, Debug, PartialEq)]
@@ -252,9 +252,14 @@ struct Candidate {
 pub struct RuleBook {
     pub file: String,
     rules: Vec<Rule>,
-    /// By the Halide op at the root of the left side: each rule's index and
-    /// its instantiations. A rule rooted elsewhere is never loaded.
-    by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>>,
+    /// By the Halide op at the root of the left side: each rule's index. A
+    /// rule rooted elsewhere is never loaded.
+    by_op: BTreeMap<String, Vec<usize>>,
+    /// Each rule's instantiations, enumerated again the first time a kernel
+    /// has its root op: kept for every rule they were a tenth of a compile's
+    /// peak heap, and a kernel uses the ops of a few dozen rules.
+    assignments: Vec<OnceLock<Vec<Assignment>>>,
+    vector_widths: Vec<i128>,
     total: usize,
     /// Per root op, the instantiations by exact head (rule and assignment
     /// positions in `by_op`), from the root's generics alone.
@@ -278,20 +283,22 @@ impl RuleBook {
         let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
-        let mut by_op: BTreeMap<String, Vec<(usize, Vec<Assignment>)>> = BTreeMap::new();
+        let mut by_op: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut total = 0;
-        // Enumerating every rule's assignments is ~15 ms for x86.egg: in
-        // parallel, then taken in rule order (the first error is the same).
+        // Every rule's assignments are enumerated now, so that a rule that
+        // has none is an error of the file whatever the kernel (~15 ms for
+        // x86.egg: in parallel, then taken in rule order, so the first error
+        // is the same); only their number is kept.
         use rayon::prelude::*;
-        let all: Vec<Result<Vec<Assignment>, String>> = rules.par_iter().map(|rule| instantiations(rule, env.vector_widths)).collect();
-        for (k, (rule, envs)) in rules.iter().zip(all).enumerate() {
-            let envs = envs.map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
-            total += envs.len();
+        let all: Vec<Result<usize, String>> = rules.par_iter().map(|rule| instantiations(rule, env.vector_widths).map(|v| v.len())).collect();
+        for (k, (rule, n)) in rules.iter().zip(all).enumerate() {
+            total += n.map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
             if let Term::Op(op, _, _) = &rule.lhs {
-                by_op.entry(op.clone()).or_default().push((k, envs));
+                by_op.entry(op.clone()).or_default().push(k);
             }
         }
-        Ok(RuleBook { file: file.into(), rules, by_op, total, heads: Mutex::new(HashMap::new()), built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
+        let assignments = rules.iter().map(|_| OnceLock::new()).collect();
+        Ok(RuleBook { file: file.into(), rules, by_op, assignments, vector_widths: env.vector_widths.to_vec(), total, heads: Mutex::new(HashMap::new()), built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
     }
 
     /// Hands the book the verdict cache at `path`, read beforehand (say,
@@ -310,6 +317,12 @@ impl RuleBook {
         }
     }
 
+    /// Rule `k`'s instantiations (enumerated without error when the book
+    /// was built).
+    fn assignments(&self, k: usize) -> &[Assignment] {
+        self.assignments[k].get_or_init(|| instantiations(&self.rules[k], &self.vector_widths).unwrap_or_default())
+    }
+
     /// The instantiations of the rules rooted at `op`, by exact head: the
     /// root's generics under each assignment (no side is built).
     fn heads_of(&self, env: &RuleEnv, op: &str) -> Arc<BTreeMap<Head, Vec<(usize, usize)>>> {
@@ -317,8 +330,9 @@ impl RuleBook {
             return h.clone();
         }
         let mut by_head: BTreeMap<Head, Vec<(usize, usize)>> = BTreeMap::new();
-        for (p, (k, envs)) in self.by_op.get(op).into_iter().flatten().enumerate() {
-            let rule = &self.rules[*k];
+        for (p, &k) in self.by_op.get(op).into_iter().flatten().enumerate() {
+            let envs = self.assignments(k);
+            let rule = &self.rules[k];
             let (Term::Op(name, args, _), Some(g)) = (&rule.lhs, env.halide.generic(op)) else { continue };
             let numeric = rule.numeric_vars();
             for (j, assign) in envs.iter().enumerate() {
@@ -346,7 +360,7 @@ impl RuleBook {
         // up (unrolling them the first time) in parallel; `collect` keeps
         // rule order, so the candidates are the same, in the same order.
         use rayon::prelude::*;
-        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p].0, &o[p].1[j]))).collect();
+        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p], &self.assignments(o[p])[j]))).collect();
         let built: Vec<Option<Candidate>> = jobs
             .par_iter()
             .map(|&(k, assign)| {
