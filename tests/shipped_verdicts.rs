@@ -67,6 +67,8 @@ fn the_shipped_verdicts_prove_every_instance() {
         let rules = load_rules(&path, &isa.default_rules_text().unwrap(), &libs, &cfg).unwrap_or_else(|d| panic!("{d}"));
         let shipped = std::fs::read_to_string(isa.shipped_verdicts()).unwrap_or_else(|e| panic!("{}: {e}", isa.shipped_verdicts().display()));
         let proved: std::collections::HashSet<&str> = shipped.lines().filter_map(|l| l.split_once('\t')).filter(|(_, rest)| rest.starts_with("proved\t")).map(|(k, _)| k).collect();
+        let pre_keyed: std::collections::HashSet<&str> = shipped.lines().filter_map(|l| l.split_once('\t')).filter(|(_, rest)| rest.starts_with("proof-key\t")).map(|(k, _)| k).collect();
+        let mut no_pre_key = Vec::new();
         let jobs = plan(&rules, &cfg).unwrap_or_else(|(_, e)| panic!("{e}"));
         assert!(jobs.len() > 100, "{}: only {} instances", isa.name, jobs.len());
         let mut missing = Vec::new();
@@ -81,6 +83,14 @@ fn the_shipped_verdicts_prove_every_instance() {
             if !proved.contains(proof_key(&sides).as_str()) {
                 missing.push(format!("{} [{}]", j.rule.name, misaal_rulesets::describe_env(env)));
             }
+            // Without a current pre-key row a compile unrolls both sides to
+            // find the proof (and writes the pair to the local cache): right,
+            // but the slow path on every fresh checkout. Pre-keys digest the
+            // side-building code too, so an edit to isa/src or rulesets/src
+            // makes all of them stale.
+            if misaal_verifier::prekey::pre_key(&libs, j.rule, env).is_some_and(|k| !pre_keyed.contains(k.as_str())) {
+                no_pre_key.push(format!("{} [{}]", j.rule.name, misaal_rulesets::describe_env(env)));
+            }
         }
         assert!(
             missing.is_empty(),
@@ -92,6 +102,16 @@ fn the_shipped_verdicts_prove_every_instance() {
             isa.name,
             isa.shipped_verdicts().display(),
             missing.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        );
+        assert!(
+            no_pre_key.is_empty(),
+            "{} of {} {} instances have no current pre-key row in {} (the side-building code or a spec changed); export the pre-keys with `misaal verify --rules {} --export-verdicts A` (as above, without --no-cache: the proofs are there) and merge A with the file's proof rows:\n    awk -F '\\t' '$2 != \"proof-key\"' FILE | cat A - | LC_ALL=C sort -t \"$(printf '\\t')\" -k1,1 -s | awk -F '\\t' '!seen[$1]++'\nfirst: {}",
+            no_pre_key.len(),
+            jobs.len(),
+            isa.name,
+            isa.shipped_verdicts().display(),
+            isa.name,
+            no_pre_key.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
         );
     }
 }

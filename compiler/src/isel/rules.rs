@@ -66,6 +66,16 @@ impl Pat {
             kids.iter().for_each(|k| k.walk(f));
         }
     }
+    /// The constants (bits, value) in the pattern.
+    pub fn constants(&self) -> Vec<(i64, i64)> {
+        let mut v = Vec::new();
+        self.walk(&mut |p| {
+            if let Pat::Const { bits, value } = p {
+                v.push((*bits, *value));
+            }
+        });
+        v
+    }
     /// The Halide ops (name, generics) in the pattern.
     pub fn halide_heads(&self) -> Vec<(String, Vec<i64>)> {
         let mut v = Vec::new();
@@ -144,6 +154,36 @@ impl LoadedRules {
     /// Every target instruction the loaded rules can produce.
     pub fn instructions(&self) -> BTreeSet<String> {
         self.instances.iter().flat_map(|i| i.rhs.instructions()).collect()
+    }
+
+    /// Leaves out the instances that can never match: a left side with a
+    /// constant that is neither in the kernel (`constants`) nor written by
+    /// the right side of an instance that can match. A constant enters an
+    /// e-graph only these two ways, so this changes no selection; shift
+    /// rules are instantiated per amount, and a kernel shifts by a few.
+    /// Returns how many were left out (counted as irrelevant).
+    pub fn keep_matchable(&mut self, constants: impl IntoIterator<Item = (i64, i64)>) -> usize {
+        let mut known: BTreeSet<(i64, i64)> = constants.into_iter().collect();
+        let mut keep = vec![false; self.instances.len()];
+        loop {
+            let mut grew = false;
+            for (k, i) in self.instances.iter().enumerate() {
+                if !keep[k] && i.lhs.constants().iter().all(|c| known.contains(c)) {
+                    keep[k] = true;
+                    known.extend(i.rhs.constants());
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let before = self.instances.len();
+        let mut flags = keep.iter();
+        self.instances.retain(|_| *flags.next().expect("one flag per instance"));
+        let dropped = before - self.instances.len();
+        self.irrelevant += dropped;
+        dropped
     }
 }
 
@@ -532,4 +572,39 @@ pub fn program(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shr(c: i64) -> Pat {
+        Pat::Halide { name: "shr".into(), generics: vec![32], kids: vec![Pat::Var("a".into()), Pat::Const { bits: 32, value: c }] }
+    }
+
+    fn instance(name: &str, lhs: Pat, rhs: Pat) -> Instance {
+        Instance { name: name.into(), rule: name.into(), instantiation: String::new(), lhs, rhs, verdict: Verdict::Proved, bidirectional: false, cached: true }
+    }
+
+    /// A left side's constant must be in the kernel or written by an
+    /// instance that can itself match, however late in the list.
+    #[test]
+    fn only_instances_whose_constants_can_appear_are_kept() {
+        let srli = |c| Pat::Instr { name: "srli".into(), kids: vec![Pat::Var("a".into()), Pat::Const { bits: 8, value: c }] };
+        let mut loaded = LoadedRules {
+            instances: vec![
+                instance("shr3-to-srli", shr(3), srli(3)),
+                instance("shr7-to-srli", shr(7), srli(7)),
+                instance("shr9-to-srli", shr(9), srli(9)),
+                // Written after the rule that needs its constant 3.
+                instance("shr2-to-shr3", shr(2), shr(3)),
+                instance("no-constant", Pat::Var("x".into()), Pat::Var("x".into())),
+            ],
+            ..Default::default()
+        };
+        let dropped = loaded.keep_matchable([(32, 2), (32, 7)]);
+        let kept: Vec<&str> = loaded.instances.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(kept, ["shr3-to-srli", "shr7-to-srli", "shr2-to-shr3", "no-constant"]);
+        assert_eq!((dropped, loaded.irrelevant), (1, 1));
+    }
 }
