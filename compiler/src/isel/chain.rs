@@ -39,7 +39,7 @@ pub fn derives(target: &Target, book: &RuleBook, lhs: &Pat, rhs: &Pat, verdicts:
     heads.extend(rhs.halide_heads());
     heads.sort();
     heads.dedup();
-    let loaded = book.load(&target.rule_env(), &heads, verdicts, false, None)?;
+    let loaded = book.load(&target.rule_env(), &heads, None, verdicts, false, None)?;
     let mut egraph = egglog::EGraph::default();
     egraph.set_num_threads(1);
     egraph.parse_and_run_program(None, &declarations(&target.halide)).map_err(|e| format!("egglog declarations: {e}"))?;

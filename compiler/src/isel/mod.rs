@@ -420,8 +420,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         Some(p) => Verdicts::Cache(p),
         None => Verdicts::NoCache,
     };
-    let mut loaded = book.load(&target.rule_env(), &dag.halide_heads(), verdicts, opts.allow_unproved, opts.features.as_ref())?;
-    loaded.keep_matchable(dag.constants());
+    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), Some(&dag.constants()), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
     egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let rules_secs = t.elapsed().as_secs_f64();

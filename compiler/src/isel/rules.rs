@@ -155,35 +155,29 @@ impl LoadedRules {
     pub fn instructions(&self) -> BTreeSet<String> {
         self.instances.iter().flat_map(|i| i.rhs.instructions()).collect()
     }
+}
 
-    /// Leaves out the instances that can never match: a left side with a
-    /// constant that is neither in the kernel (`constants`) nor written by
-    /// the right side of an instance that can match. A constant enters an
-    /// e-graph only these two ways, so this changes no selection; shift
-    /// rules are instantiated per amount, and a kernel shifts by a few.
-    /// Returns how many were left out (counted as irrelevant).
-    pub fn keep_matchable(&mut self, constants: impl IntoIterator<Item = (i64, i64)>) -> usize {
-        let mut known: BTreeSet<(i64, i64)> = constants.into_iter().collect();
-        let mut keep = vec![false; self.instances.len()];
-        loop {
-            let mut grew = false;
-            for (k, i) in self.instances.iter().enumerate() {
-                if !keep[k] && i.lhs.constants().iter().all(|c| known.contains(c)) {
-                    keep[k] = true;
-                    known.extend(i.rhs.constants());
-                    grew = true;
-                }
-            }
-            if !grew {
-                break;
+/// Which of the instances `sides` (left, right) can ever match: those whose
+/// left side's constants are all in the kernel (`constants`) or written by
+/// the right side of an instance that can match. A constant enters an
+/// e-graph only these two ways, so leaving the others out changes no
+/// selection; shift rules are instantiated per amount, and a kernel shifts
+/// by a few.
+pub fn matchable<'p>(sides: &[(&'p Pat, &'p Pat)], constants: impl IntoIterator<Item = (i64, i64)>) -> Vec<bool> {
+    let mut known: BTreeSet<(i64, i64)> = constants.into_iter().collect();
+    let mut keep = vec![false; sides.len()];
+    loop {
+        let mut grew = false;
+        for (k, (lhs, rhs)) in sides.iter().enumerate() {
+            if !keep[k] && lhs.constants().iter().all(|c| known.contains(c)) {
+                keep[k] = true;
+                known.extend(rhs.constants());
+                grew = true;
             }
         }
-        let before = self.instances.len();
-        let mut flags = keep.iter();
-        self.instances.retain(|_| *flags.next().expect("one flag per instance"));
-        let dropped = before - self.instances.len();
-        self.irrelevant += dropped;
-        dropped
+        if !grew {
+            return keep;
+        }
     }
 }
 
@@ -433,7 +427,9 @@ impl RuleBook {
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
     /// see the module documentation.
-    pub fn load(&self, env: &RuleEnv, heads: &[Head], verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
+    /// With `constants` (the kernel's), instances that can never match are
+    /// left out before their verdicts are settled (see [`matchable`]).
+    pub fn load(&self, env: &RuleEnv, heads: &[Head], constants: Option<&[(i64, i64)]>, verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
         let started = std::time::Instant::now();
         let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
@@ -480,6 +476,12 @@ impl RuleBook {
                 todo.extend(c.rhs.halide_heads());
                 chosen.push(c.clone());
             }
+        }
+        if let Some(constants) = constants {
+            let sides: Vec<(&Pat, &Pat)> = chosen.iter().map(|c| (&c.lhs, &c.rhs)).collect();
+            let keep = matchable(&sides, constants.iter().copied());
+            let mut flags = keep.iter();
+            chosen.retain(|_| *flags.next().expect("one flag per instance"));
         }
         // Settle the verdicts not settled yet, in parallel: by pre-key when
         // a verdict file records one, else with both sides' semantics
@@ -550,7 +552,7 @@ impl RuleBook {
 
 /// [`RuleBook::new`] and [`RuleBook::load`] at once.
 pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
-    RuleBook::new(env, file, text)?.load(env, heads, verdicts, allow_unproved, features)
+    RuleBook::new(env, file, text)?.load(env, heads, None, verdicts, allow_unproved, features)
 }
 
 /// The egglog program of the loaded rules: one constructor per target
@@ -582,29 +584,17 @@ mod tests {
         Pat::Halide { name: "shr".into(), generics: vec![32], kids: vec![Pat::Var("a".into()), Pat::Const { bits: 32, value: c }] }
     }
 
-    fn instance(name: &str, lhs: Pat, rhs: Pat) -> Instance {
-        Instance { name: name.into(), rule: name.into(), instantiation: String::new(), lhs, rhs, verdict: Verdict::Proved, bidirectional: false, cached: true }
-    }
-
     /// A left side's constant must be in the kernel or written by an
     /// instance that can itself match, however late in the list.
     #[test]
     fn only_instances_whose_constants_can_appear_are_kept() {
         let srli = |c| Pat::Instr { name: "srli".into(), kids: vec![Pat::Var("a".into()), Pat::Const { bits: 8, value: c }] };
-        let mut loaded = LoadedRules {
-            instances: vec![
-                instance("shr3-to-srli", shr(3), srli(3)),
-                instance("shr7-to-srli", shr(7), srli(7)),
-                instance("shr9-to-srli", shr(9), srli(9)),
-                // Written after the rule that needs its constant 3.
-                instance("shr2-to-shr3", shr(2), shr(3)),
-                instance("no-constant", Pat::Var("x".into()), Pat::Var("x".into())),
-            ],
-            ..Default::default()
-        };
-        let dropped = loaded.keep_matchable([(32, 2), (32, 7)]);
-        let kept: Vec<&str> = loaded.instances.iter().map(|i| i.name.as_str()).collect();
-        assert_eq!(kept, ["shr3-to-srli", "shr7-to-srli", "shr2-to-shr3", "no-constant"]);
-        assert_eq!((dropped, loaded.irrelevant), (1, 1));
+        let x = Pat::Var("x".into());
+        let (s2, s3, s7, s9) = (shr(2), shr(3), shr(7), shr(9));
+        let (i3, i7, i9) = (srli(3), srli(7), srli(9));
+        // The last writes the constant the first needs.
+        let sides = [(&s3, &i3), (&s7, &i7), (&s9, &i9), (&s2, &s3), (&x, &x)];
+        assert_eq!(matchable(&sides, [(32, 2), (32, 7)]), [true, true, false, true, true]);
+        assert_eq!(matchable(&sides, []), [false, false, false, false, true]);
     }
 }
