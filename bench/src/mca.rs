@@ -166,8 +166,90 @@ pub fn mca_cycles(mca: &Path, arch: Arch, cpu: &str, body: &[Ins]) -> Result<f64
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Estimate {
     pub cycles: f64,
+    /// Each inner loop's cycles per byte it writes ([`bytes_per_iteration`]),
+    /// summed over the loops; NaN if a loop's bytes could not be read (ARM,
+    /// or an x86 loop that neither stores nor loads a vector). Per
+    /// iteration, a loop unrolled four times costs four times as much for
+    /// four times the work; per byte it does not. Trip counts are still not
+    /// weighed, and a loop Halide specializes twice counts twice.
+    pub cycles_per_byte: f64,
     pub instrs: usize,
     pub loops: usize,
+}
+
+/// x86 (AT&T) operands, split at the commas outside parentheses, with a
+/// trailing `{%k1}` or `{z}` left out.
+fn operands(ops: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in ops.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(ops[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(ops[start..].trim());
+    out.into_iter().map(|o| o.split('{').next().unwrap_or("").trim()).filter(|o| !o.is_empty()).collect()
+}
+
+fn vector_bytes(operand: &str) -> Option<usize> {
+    [("%zmm", 64), ("%ymm", 32), ("%xmm", 16)].iter().find(|(r, _)| operand.starts_with(r)).map(|&(_, b)| b)
+}
+
+/// How many times narrower a `vpmov*` narrowing (`wb`, `qd`, ...) or
+/// widening (`zxbw`, `sxdq`, ...) makes its memory side than its register.
+fn width_ratio(mn: &str) -> usize {
+    let size = |c: u8| match c {
+        b'b' => 1,
+        b'w' => 2,
+        b'd' => 4,
+        _ => 8,
+    };
+    let tail = mn.trim_start_matches("vpmov").trim_start_matches("zx").trim_start_matches("sx").trim_start_matches("us").trim_start_matches('s').as_bytes();
+    match tail {
+        [a, b, ..] => size(*a).max(size(*b)) / size(*a).min(size(*b)),
+        _ => 1,
+    }
+}
+
+/// The bytes one iteration of an x86 loop writes to memory (vector and
+/// scalar stores; a narrowing `vpmov*` store what it writes), or, in a loop
+/// that writes nothing (a reduction), the bytes its vector loads read.
+/// `None` for ARM, and when neither is found.
+pub fn bytes_per_iteration(arch: Arch, body: &[Ins]) -> Option<usize> {
+    if arch != Arch::X86_64 {
+        return None;
+    }
+    let (mut stored, mut loaded) = (0, 0);
+    for (_, mn, ops) in body {
+        let ops = operands(ops);
+        let (Some(first), Some(last)) = (ops.first(), ops.last()) else { continue };
+        let narrowing = mn.starts_with("vpmov") && !mn.contains("zx") && !mn.contains("sx") && !mn.starts_with("vpmovm");
+        if last.contains('(') && ops.len() >= 2 {
+            let src = ops[ops.len() - 2];
+            stored += match vector_bytes(src) {
+                Some(b) if narrowing => b / width_ratio(mn),
+                Some(_) if mn.starts_with("vextract") && (mn.ends_with("128") || mn.ends_with("x4")) => 16,
+                Some(_) if mn.starts_with("vextract") => 32,
+                Some(_) if mn.starts_with("vpextr") => [1, 2, 4, 8][["b", "w", "d", "q"].iter().position(|s| mn.ends_with(s)).unwrap_or(3)],
+                Some(_) if mn == "vmovd" => 4,
+                Some(_) if mn == "vmovq" => 8,
+                Some(b) => b,
+                None if mn.starts_with("mov") => [1, 2, 4, 8][["b", "w", "l", "q"].iter().position(|s| mn.ends_with(s)).unwrap_or(2)],
+                None => 0,
+            };
+        } else if first.contains('(') && ops.len() >= 2
+            && let Some(b) = vector_bytes(last)
+        {
+            loaded += if mn.starts_with("vpbroadcast") { [1, 2, 4, 8][["b", "w", "d", "q"].iter().position(|s| mn.ends_with(s)).unwrap_or(2)] } else { b / width_ratio(mn) };
+        }
+    }
+    [stored, loaded].into_iter().find(|&b| b > 0)
 }
 
 /// `obj`'s estimate on `cpu`.
@@ -175,11 +257,21 @@ pub fn estimate(tools: &Tools, arch: Arch, cpu: &str, obj: &Path) -> Result<Esti
     let ins = disasm(&tools.objdump, obj)?;
     let mut e = Estimate::default();
     for body in inner_loops(arch, &ins) {
-        e.cycles += mca_cycles(&tools.mca, arch, cpu, body)?;
+        let cycles = mca_cycles(&tools.mca, arch, cpu, body)?;
+        e.cycles += cycles;
+        e.cycles_per_byte += bytes_per_iteration(arch, body).map_or(f64::NAN, |b| cycles / b as f64);
         e.instrs += body.len();
         e.loops += 1;
     }
     Ok(e)
+}
+
+/// Halide's cycles per byte over ours (see [`Estimate::cycles_per_byte`]).
+pub fn per_byte_ratio(ours: Option<Estimate>, halide: Option<Estimate>) -> Option<f64> {
+    match (ours, halide) {
+        (Some(o), Some(h)) if o.cycles_per_byte > 0.0 && h.cycles_per_byte > 0.0 => Some(h.cycles_per_byte / o.cycles_per_byte),
+        _ => None,
+    }
 }
 
 /// Halide's cycles over ours: above 1 means ours is estimated faster.
@@ -234,5 +326,25 @@ mod tests {
         assert_eq!(loops[0].len(), 6);
         assert_eq!(branch_target(Arch::X86_64, "jmpq", "*%rax"), None);
         assert!(!is_simd(Arch::X86_64, "$0x40, %rax"));
+    }
+
+    #[test]
+    fn counts_the_bytes_a_loop_writes() {
+        let body = ins(&[
+            (0x0, "vmovdqu64", "(%rdi,%rax), %zmm0"),
+            (0x7, "vmovdqu64", "%zmm2, (%rsi,%rax)"),
+            (0xe, "vmovdqu8", "%zmm2, 0x40(%rsi,%rax) {%k1}"),
+            (0x15, "vpmovwb", "%zmm3, (%rdx)"),
+            (0x1b, "vpmovusdb", "%zmm3, 0x20(%rdx)"),
+            (0x21, "vextracti128", "$0x1, %ymm4, (%rcx)"),
+            (0x27, "movb", "%al, (%r8)"),
+            (0x2a, "vpaddb", "(%r9), %zmm1, %zmm1"),
+        ]);
+        assert_eq!(bytes_per_iteration(Arch::X86_64, &body), Some(64 + 64 + 32 + 16 + 16 + 1));
+        // A reduction writes nothing: what it reads.
+        let reduce = ins(&[(0x0, "vpmovzxbw", "(%rdi,%rax), %zmm0"), (0x6, "vpdpwssd", "%zmm0, %zmm0, %zmm1"), (0xc, "vpbroadcastd", "(%rsi), %zmm2")]);
+        assert_eq!(bytes_per_iteration(Arch::X86_64, &reduce), Some(32 + 4));
+        assert_eq!(bytes_per_iteration(Arch::X86_64, &ins(&[(0x0, "vpaddd", "%zmm0, %zmm1, %zmm1")])), None);
+        assert_eq!(bytes_per_iteration(Arch::Aarch64, &body), None);
     }
 }

@@ -21,7 +21,7 @@ use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
 use crate::inputs::input_set;
 use crate::lock::WorkLock;
-use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
+use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
 use misaal_reports::BenchRow;
 use std::collections::BTreeSet;
@@ -116,6 +116,9 @@ fn empty_row(name: &str, target: &str) -> BenchRow {
         mca_speedup: f64::NAN,
         ours_mca_loops: None,
         halide_mca_loops: None,
+        ours_mca_cycles_per_byte: f64::NAN,
+        halide_mca_cycles_per_byte: f64::NAN,
+        mca_per_byte_speedup: f64::NAN,
     }
 }
 
@@ -152,11 +155,14 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
             Ok((ours, halide)) => {
                 row.ours_mca_cycles = ours.cycles;
                 row.ours_mca_loops = Some(ours.loops as u64);
+                row.ours_mca_cycles_per_byte = ours.cycles_per_byte;
                 if let Some(h) = halide {
                     row.halide_mca_cycles = h.cycles;
                     row.halide_mca_loops = Some(h.loops as u64);
+                    row.halide_mca_cycles_per_byte = h.cycles_per_byte;
                 }
                 row.mca_speedup = ratio(Some(ours), halide).unwrap_or(f64::NAN);
+                row.mca_per_byte_speedup = per_byte_ratio(Some(ours), halide).unwrap_or(f64::NAN);
             }
             Err(e) => eprintln!("warning: {}: no llvm-mca estimate: {e}", k.name),
         }
@@ -328,7 +334,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             println!("{:<26} FAILED: {e}", k.name);
             r
         });
-        let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup) } else { "mca -".into() };
+        let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
         // Not measured (a SIMDe row's times) prints as `-`.
         let n = |x: f64, w: usize, p: usize| if x.is_finite() { format!("{x:>w$.p$}") } else { format!("{:>w$}", "-") };
         println!(

@@ -386,15 +386,24 @@ pub struct BenchRow {
     /// How many innermost loops each estimate summed.
     pub ours_mca_loops: Option<u64>,
     pub halide_mca_loops: Option<u64>,
+    /// Each innermost loop's llvm-mca cycles per byte it writes (a
+    /// reduction: reads), summed over the loops: unlike cycles per
+    /// iteration, not inflated by unrolling. NaN without an estimate.
+    pub ours_mca_cycles_per_byte: f64,
+    pub halide_mca_cycles_per_byte: f64,
+    /// `halide_mca_cycles_per_byte / ours_mca_cycles_per_byte`.
+    pub mca_per_byte_speedup: f64,
 }
 
-/// `reports/bench_x86.csv`'s columns, in order. The last six were added
-/// after the first twelve, which keep their places and meanings:
+/// `reports/bench_x86.csv`'s columns, in order. Columns 13 to 18 were
+/// added after the first twelve, which keep their places and meanings:
 /// `run` (`native` or `simde`), `ours_mca_cycles`, `halide_mca_cycles`,
-/// `mca_speedup` (Halide/ours), `ours_mca_loops`, `halide_mca_loops`.
+/// `mca_speedup` (Halide/ours), `ours_mca_loops`, `halide_mca_loops`; then
+/// `ours_mca_cycles_per_byte`, `halide_mca_cycles_per_byte` and
+/// `mca_per_byte_speedup` (Halide/ours), see [`BenchRow`].
 /// A value that could not be measured (a timing in a `simde` row, an
 /// estimate without llvm-mca) is an empty cell.
-pub const BENCH_COLUMNS: [&str; 18] = [
+pub const BENCH_COLUMNS: [&str; 21] = [
     "kernel",
     "compile_ms",
     "ours_us",
@@ -413,6 +422,9 @@ pub const BENCH_COLUMNS: [&str; 18] = [
     "mca_speedup",
     "ours_mca_loops",
     "halide_mca_loops",
+    "ours_mca_cycles_per_byte",
+    "halide_mca_cycles_per_byte",
+    "mca_per_byte_speedup",
 ];
 
 pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError> {
@@ -439,6 +451,9 @@ pub fn write_bench_csv(rows: &[BenchRow], path: &Path) -> Result<(), ReportError
             Column::new(BENCH_COLUMNS[15].into(), rows.iter().map(|r| r3(r.mca_speedup)).collect::<Vec<Option<f64>>>()),
             Column::new(BENCH_COLUMNS[16].into(), rows.iter().map(|r| r.ours_mca_loops).collect::<Vec<Option<u64>>>()),
             Column::new(BENCH_COLUMNS[17].into(), rows.iter().map(|r| r.halide_mca_loops).collect::<Vec<Option<u64>>>()),
+            Column::new(BENCH_COLUMNS[18].into(), rows.iter().map(|r| r3(r.ours_mca_cycles_per_byte)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[19].into(), rows.iter().map(|r| r3(r.halide_mca_cycles_per_byte)).collect::<Vec<Option<f64>>>()),
+            Column::new(BENCH_COLUMNS[20].into(), rows.iter().map(|r| r3(r.mca_per_byte_speedup)).collect::<Vec<Option<f64>>>()),
         ],
     )
     .map_err(ReportError::Polars)?;
@@ -535,6 +550,9 @@ mod chart_tests {
                 mca_speedup: f64::NAN,
                 ours_mca_loops: None,
                 halide_mca_loops: None,
+                ours_mca_cycles_per_byte: f64::NAN,
+                halide_mca_cycles_per_byte: f64::NAN,
+                mca_per_byte_speedup: f64::NAN,
             })
             .collect();
         let path = std::env::var("MISAAL_KEEP_CHART").map(std::path::PathBuf::from).unwrap_or_else(|_| std::env::temp_dir().join(format!("chart-{}.png", std::process::id())));
