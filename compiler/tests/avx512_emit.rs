@@ -54,7 +54,7 @@ fn compile(features: Option<&str>) -> (String, IselReport) {
 
 fn compile_program(features: Option<&str>) -> (misaal_compiler::c::CProgram, IselReport) {
     let features = features.map(|f| CpuFeatures::from_feature_list(f).expect("known features"));
-    let isel = Options { verdict_cache: None, rules: Some(root().join("rulesets/x86_hand.egg")), rules_text: Some(rules_text()), features, zmm: true, ..Options::default() };
+    let isel = Options { verdict_cache: common::test_verdict_cache(), rules: Some(root().join("rulesets/x86_hand.egg")), rules_text: Some(rules_text()), features, zmm: true, ..Options::default() };
     let (prog, report) = emit_with(&kernel(), "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
     (prog, report.expect("a report"))
 }

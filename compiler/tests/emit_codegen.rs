@@ -76,7 +76,7 @@ fn data(n: usize, seed: u64) -> Vec<u8> {
 /// Emits `m` (with isel when `isel`), runs it on `shapes` (element type and
 /// extent of each 1-D buffer argument) against the interpreter; the C.
 fn check(name: &str, m: &Module, isel: bool, shapes: &[(Type, i64)]) -> String {
-    let opts = EmitOptions { isel: isel.then(|| Options { verdict_cache: None, ..Options::default() }) };
+    let opts = EmitOptions { isel: isel.then(|| Options { verdict_cache: common::test_verdict_cache(), ..Options::default() }) };
     let (prog, _) = emit_with(m, "misaal_fn", &opts).unwrap_or_else(|e| panic!("{name}: emit: {e}"));
     let dir = work_dir(name);
     std::fs::write(dir.join("prog.c"), &prog.c).unwrap();

@@ -129,7 +129,7 @@ free acc
 /// cite (the default, synthesized rulesets/x86.egg, is tested by the
 /// benchmarks and tests/shipped_verdicts.rs).
 fn isel_opts() -> Options {
-    Options { verdict_cache: None, rules: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets/x86_hand.egg").into()), ..Options::default() }
+    Options { verdict_cache: common::test_verdict_cache(), rules: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets/x86_hand.egg").into()), ..Options::default() }
 }
 
 fn no_rules() -> Options {

@@ -3,6 +3,7 @@
 //! from its selection: its load indices name the `let`, so the C binds it.
 //! It once went naive ("unknown variable `t130`") and ran at 0.26x Halide.
 
+mod common;
 use misaal_compiler::c::{EmitOptions, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_frontends::stmt::parse_module;
@@ -13,7 +14,7 @@ fn median3x3_roots_with_scalar_lets_are_selected() {
     let text = std::fs::read_to_string(path).expect("median3x3.stmt");
     assert!(text.contains("= let t130 = "), "the fixture still has a let-wrapped root");
     let m = parse_module(path, &text).expect("parses");
-    let isel = Options { verdict_cache: None, ..Options::default() };
+    let isel = Options { verdict_cache: common::test_verdict_cache(), ..Options::default() };
     let (prog, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
     let report = report.expect("a report");
     assert!(report.naive_roots.is_empty(), "{}", report.summary());

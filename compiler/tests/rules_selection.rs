@@ -5,6 +5,7 @@
 //! rule that stops proving fails here too. Bit-exactness against Halide and
 //! the interpreter is `misaal bench`'s (and bench_kernels.rs's) job.
 
+mod common;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_frontends::stmt::parse_module;
@@ -18,7 +19,7 @@ fn select(kernel: &str) -> (String, IselReport) {
     // loaded machine) can need longer for matmul_bias_gelu, and a time limit
     // would then leave fallbacks that say nothing about the rules.
     let limits = misaal_compiler::isel::schedule::Limits { time: std::time::Duration::from_secs(600), ..Default::default() };
-    let isel = Options { verdict_cache: None, limits, ..Options::default() };
+    let isel = Options { verdict_cache: common::test_verdict_cache(), limits, ..Options::default() };
     let (prog, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
     (prog.c, report.expect("a report"))
 }

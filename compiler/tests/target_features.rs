@@ -2,6 +2,7 @@
 //! `target=` decides unless `Options::features` says otherwise. One
 //! kernel compiled for two targets gets two instruction sets.
 
+mod common;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_compiler::isel::features::CpuFeatures;
@@ -18,7 +19,7 @@ fn compile(header_target: Option<&str>, features: Option<&str>) -> (String, Isel
     }
     let m = parse_module("max_pool.stmt", &text).expect("parses");
     let features = features.map(|f| CpuFeatures::from_feature_list(f).expect("known features"));
-    let isel = Options { verdict_cache: None, features, ..Options::default() };
+    let isel = Options { verdict_cache: common::test_verdict_cache(), features, ..Options::default() };
     let (prog, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
     (prog.c, report.expect("a report"))
 }
@@ -62,6 +63,6 @@ fn a_header_of_no_known_isa_is_refused_with_its_target() {
     let text = std::fs::read_to_string(KERNEL).unwrap();
     let first = text.lines().next().unwrap().to_string();
     let m = parse_module("max_pool.stmt", &text.replacen(&first, "module name=output, target=mips-32-linux-no_runtime", 1)).unwrap();
-    let err = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(Options { verdict_cache: None, ..Options::default() }) }).err().expect("refused");
+    let err = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(Options { verdict_cache: common::test_verdict_cache(), ..Options::default() }) }).err().expect("refused");
     assert!(err.to_string().contains("mips-32-linux-no_runtime") && err.to_string().contains("none of x86-64, arm-64, hexagon-32"), "{err}");
 }

@@ -304,3 +304,12 @@ pub fn ty(s: &str) -> Type {
     let bits: u8 = s.trim_start_matches(|c: char| c.is_alphabetic()).parse().unwrap();
     if s.starts_with("uint") { Type::uint(bits) } else { Type::int(bits) }
 }
+
+/// A verdict cache for a test process: an empty local file of its own under
+/// the temp folder, so that the shipped verdicts (`rulesets/*.verdicts.tsv`)
+/// answer and nothing is written to the repository's `.misaal-cache`. With
+/// no cache at all (`verdict_cache: None`) every instance a test selects with
+/// was proved again, under a wall-clock timeout a loaded machine can miss.
+pub fn test_verdict_cache() -> Option<PathBuf> {
+    Some(std::env::temp_dir().join(format!("misaal-compiler-tests-{}", std::process::id())).join("verify.tsv"))
+}
