@@ -5,7 +5,7 @@
 //! Stmt fixes them), and its output compared byte for byte with
 //! `misaal_frontends::interp` on the same inputs.
 //!
-//! CI runs [`CI_KERNELS`], one of each kind; `MISAAL_BENCH_KERNELS=all` (or
+//! CI runs [`CI_KERNELS`], one of each kind; `MISAAL_SLOW=1` or `MISAAL_BENCH_KERNELS=all` (or
 //! a comma-separated list) runs others by hand. `misaal bench` checks all
 //! 33 against Halide's objects and the interpreter.
 //!
@@ -125,7 +125,7 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Res
 fn benchmark_kernels_match_the_interpreter_byte_for_byte() {
     let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{BENCHMARKS}/manifest.json")).unwrap()).unwrap();
     let all: Vec<String> = manifest["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
-    let kernels: Vec<String> = match std::env::var("MISAAL_BENCH_KERNELS") {
+    let kernels: Vec<String> = match std::env::var("MISAAL_BENCH_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
         Ok(v) if v == "all" => all.clone(),
         Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         Err(_) => CI_KERNELS.iter().map(|s| s.to_string()).collect(),
