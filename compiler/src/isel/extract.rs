@@ -857,6 +857,48 @@ mod tests {
     }
 
     #[test]
+    fn improve_shared_switches_both_halves_of_every_row() {
+        // Two rows; each root packs a low and a high half. A half is either
+        // its own narrow op over a narrow broadcast, or an extract of the
+        // row's wide value over a wide broadcast. Alone a half is cheaper
+        // narrow (2.5 + 4 < 0.5 + 3 + 4), so greedy takes narrow; all
+        // halves of both rows sharing the wide broadcast cost 14 < 16.
+        let instr = |n: &str| Op::Instr { name: n.into() };
+        let mut g = Graph::new();
+        let (wide_b, narrow_b) = (g.add_class(), g.add_class());
+        g.add_node(instr("bcast_wide"), wide_b, vec![]);
+        g.add_node(instr("bcast_narrow"), narrow_b, vec![]);
+        let mut roots = Vec::new();
+        for _ in 0..2 {
+            let w = g.add_class();
+            g.add_node(instr("wide"), w, vec![wide_b]);
+            let (lo, hi) = (g.add_class(), g.add_class());
+            for h in [lo, hi] {
+                g.add_node(instr("narrow"), h, vec![narrow_b]);
+                g.add_node(instr("extract"), h, vec![w]);
+            }
+            let r = g.add_class();
+            g.add_node(instr("pack"), r, vec![lo, hi]);
+            roots.push(r);
+        }
+        let cost = |n: &GNode| match &n.op {
+            Op::Instr { name } => match name.as_str() {
+                "bcast_wide" | "bcast_narrow" => 4.0,
+                "wide" => 3.0,
+                "narrow" => 2.5,
+                "extract" => 0.5,
+                _ => 1.0,
+            },
+            _ => 0.0,
+        };
+        let greedy = greedy_dag(&g, &cost);
+        assert_eq!(greedy.dag_cost(&g, &roots, &cost), Ok(16.0));
+        let better = extract_dag(&g, &roots, &cost);
+        assert_eq!(better.dag_cost(&g, &roots, &cost), Ok(14.0));
+        assert!(better.reachable(&g, &roots).unwrap().iter().all(|&n| !matches!(&g.nodes[n].op, Op::Instr { name } if name.contains("narrow"))));
+    }
+
+    #[test]
     fn sub_register_glue_is_hvx_only() {
         // u8x64 halves of an HVX register, and the low u8x64 of one.
         let cat = halide("concat", &[0, 8, 64, 64]);
