@@ -517,6 +517,175 @@ pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
     Extraction { choice: best.into_iter().map(|b| b.map(|b| b.node)).collect() }
 }
 
+/// The cost of the DAG that `choice` picks under `roots` (each class once),
+/// or `None` on a missing choice or a cycle. `stamp`/`epoch` mark the visited
+/// classes without clearing a vector per call (`stamp[c] == epoch`: done,
+/// `epoch + 1`: open).
+fn choice_cost(g: &Graph, roots: &[usize], choice: &[Option<usize>], costs: &[f64], stamp: &mut [u64], epoch: &mut u64) -> Option<f64> {
+    *epoch += 2;
+    let (done, open) = (*epoch, *epoch + 1);
+    let mut total = 0.0;
+    // Iterative DFS: (class, next kid index).
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for &r in roots {
+        if stamp[r] == done {
+            continue;
+        }
+        if stamp[r] == open {
+            return None;
+        }
+        stamp[r] = open;
+        stack.push((r, 0));
+        while let Some(&(c, k)) = stack.last() {
+            let n = choice[c]?;
+            if let Some(&kid) = g.nodes[n].kids.get(k) {
+                stack.last_mut().expect("non-empty").1 += 1;
+                if stamp[kid] == done {
+                    continue;
+                }
+                if stamp[kid] == open {
+                    return None;
+                }
+                stamp[kid] = open;
+                stack.push((kid, 0));
+            } else {
+                stamp[c] = done;
+                total += costs[n];
+                stack.pop();
+            }
+        }
+    }
+    Some(total)
+}
+
+/// Passes of [`improve_shared`] at most.
+pub const SHARE_PASSES: usize = 8;
+
+/// The least share of the DAG's cost a switch of [`improve_shared`] must
+/// save: the table's rows are measured to a few percent and the model
+/// sees no ports, so a predicted gain below that is noise, and the code
+/// greedy extraction chose stays.
+pub const SHARE_MIN_GAIN: f64 = 0.03;
+
+/// Improves a DAG extraction where values are shared across siblings, a
+/// case greedy DAG extraction cannot see: each class takes its cheapest
+/// sub-DAG alone, so the two halves of a wide value (each a slice of one
+/// wide register, or a narrow computation of its own) each take the narrow
+/// computation, since each alone is cheaper than the whole wide one, while
+/// both together cost more than the wide value once and its two slices.
+///
+/// A local search over the choice under `roots`. Its candidates are the
+/// classes `x` that a node of the chosen DAG could use instead of its
+/// chosen one; they are grouped by the op their own choice is (the same
+/// value, a 512-bit sum say, computed for each of a kernel's rows). A move
+/// takes one group: every class of the DAG with a node over one of its
+/// classes switches to that node at once (the rest keep their choice), so
+/// that what the wide values bring in (their broadcasts) is paid once for
+/// all of them. A move is kept if the whole DAG then costs at least
+/// [`SHARE_MIN_GAIN`] less. The best move of each pass is taken, to a
+/// fixpoint (at most [`SHARE_PASSES`]). Never worse than `start`.
+pub fn improve_shared(g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64, start: Extraction) -> Extraction {
+    let costs: Vec<f64> = g.nodes.iter().map(|n| cost(n)).collect();
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); g.classes];
+    // users[x]: the nodes with x among their kids.
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); g.classes];
+    for (i, n) in g.nodes.iter().enumerate() {
+        by_class[n.class].push(i);
+        for (j, &k) in n.kids.iter().enumerate() {
+            if !n.kids[..j].contains(&k) {
+                users[k].push(i);
+            }
+        }
+    }
+    let mut stamp = vec![0u64; g.classes];
+    let mut epoch = 0u64;
+    let mut choice = start.choice;
+    let Some(mut cur) = choice_cost(g, roots, &choice, &costs, &mut stamp, &mut epoch) else { return Extraction { choice } };
+    for _ in 0..SHARE_PASSES {
+        let Ok(reach) = (Extraction { choice: choice.clone() }).reachable(g, roots) else { break };
+        let mut in_dag = vec![false; g.classes];
+        for &n in &reach {
+            in_dag[g.nodes[n].class] = true;
+        }
+        // Candidates: the kids of unchosen nodes of the DAG's classes.
+        let mut candidates: Vec<usize> = Vec::new();
+        let mut seen = vec![false; g.classes];
+        for &n in &reach {
+            let c = g.nodes[n].class;
+            for &m in &by_class[c] {
+                if m == n {
+                    continue;
+                }
+                for &k in &g.nodes[m].kids {
+                    if !seen[k] && choice[k].is_some() {
+                        seen[k] = true;
+                        candidates.push(k);
+                    }
+                }
+            }
+        }
+        // Moves: the candidates whose chosen node is the same op. (A
+        // candidate alone was tried, and found to pay off rarely and by
+        // little, at a hundred times the search.)
+        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for &x in &candidates {
+            if let Some(n) = choice[x] {
+                groups.entry(g.nodes[n].op.to_string()).or_default().push(x);
+            }
+        }
+        let moves: Vec<Vec<usize>> = groups.into_values().filter(|v| v.len() > 1).collect();
+        let mut best: Option<(f64, Vec<(usize, usize)>)> = None;
+        for xs in &moves {
+            // Each DAG class with a user of the group switches to its cheapest one.
+            let mut switch: Vec<(usize, usize)> = Vec::new();
+            for &x in xs {
+                for &u in &users[x] {
+                    let c = g.nodes[u].class;
+                    if !in_dag[c] || choice[c] == Some(u) || g.nodes[u].kids.iter().any(|&k| choice[k].is_none() || k == c) {
+                        continue;
+                    }
+                    match switch.iter_mut().find(|(cc, _)| *cc == c) {
+                        Some(s) if costs[u] < costs[s.1] => s.1 = u,
+                        Some(_) => {}
+                        None => switch.push((c, u)),
+                    }
+                }
+            }
+            // A switch of one class alone is what greedy extraction
+            // already weighed; only a switch of several can share.
+            if switch.len() < 2 {
+                continue;
+            }
+            let old: Vec<Option<usize>> = switch.iter().map(|&(c, _)| choice[c]).collect();
+            for &(c, u) in &switch {
+                choice[c] = Some(u);
+            }
+            let trial = choice_cost(g, roots, &choice, &costs, &mut stamp, &mut epoch);
+            for (&(c, _), o) in switch.iter().zip(old) {
+                choice[c] = o;
+            }
+            if let Some(t) = trial
+                && t < cur * (1.0 - SHARE_MIN_GAIN)
+                && best.as_ref().is_none_or(|b| t < b.0 - 1e-9)
+            {
+                best = Some((t, switch));
+            }
+        }
+        let Some((t, switch)) = best else { break };
+        for (c, u) in switch {
+            choice[c] = Some(u);
+        }
+        cur = t;
+    }
+    Extraction { choice }
+}
+
+/// DAG extraction as selection runs it: [`greedy_dag`], then improved by
+/// [`improve_shared`] for the values shared across roots and halves.
+pub fn extract_dag(g: &Graph, roots: &[usize], cost: &dyn Fn(&GNode) -> f64) -> Extraction {
+    improve_shared(g, roots, cost, greedy_dag(g, cost))
+}
+
 /// Tree extraction, as egglog's own extractor does it: a class's cost is its
 /// cheapest node's cost plus its children's, each child paid for each use.
 pub fn tree(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
@@ -685,6 +854,48 @@ mod tests {
 
     fn halide(name: &str, generics: &[i64]) -> Op {
         Op::Halide { name: name.into(), generics: generics.to_vec() }
+    }
+
+    #[test]
+    fn improve_shared_switches_both_halves_of_every_row() {
+        // Two rows; each root packs a low and a high half. A half is either
+        // its own narrow op over a narrow broadcast, or an extract of the
+        // row's wide value over a wide broadcast. Alone a half is cheaper
+        // narrow (2.5 + 4 < 0.5 + 3 + 4), so greedy takes narrow; all
+        // halves of both rows sharing the wide broadcast cost 14 < 16.
+        let instr = |n: &str| Op::Instr { name: n.into() };
+        let mut g = Graph::new();
+        let (wide_b, narrow_b) = (g.add_class(), g.add_class());
+        g.add_node(instr("bcast_wide"), wide_b, vec![]);
+        g.add_node(instr("bcast_narrow"), narrow_b, vec![]);
+        let mut roots = Vec::new();
+        for _ in 0..2 {
+            let w = g.add_class();
+            g.add_node(instr("wide"), w, vec![wide_b]);
+            let (lo, hi) = (g.add_class(), g.add_class());
+            for h in [lo, hi] {
+                g.add_node(instr("narrow"), h, vec![narrow_b]);
+                g.add_node(instr("extract"), h, vec![w]);
+            }
+            let r = g.add_class();
+            g.add_node(instr("pack"), r, vec![lo, hi]);
+            roots.push(r);
+        }
+        let cost = |n: &GNode| match &n.op {
+            Op::Instr { name } => match name.as_str() {
+                "bcast_wide" | "bcast_narrow" => 4.0,
+                "wide" => 3.0,
+                "narrow" => 2.5,
+                "extract" => 0.5,
+                _ => 1.0,
+            },
+            _ => 0.0,
+        };
+        let greedy = greedy_dag(&g, &cost);
+        assert_eq!(greedy.dag_cost(&g, &roots, &cost), Ok(16.0));
+        let better = extract_dag(&g, &roots, &cost);
+        assert_eq!(better.dag_cost(&g, &roots, &cost), Ok(14.0));
+        assert!(better.reachable(&g, &roots).unwrap().iter().all(|&n| !matches!(&g.nodes[n].op, Op::Instr { name } if name.contains("narrow"))));
     }
 
     #[test]

@@ -458,7 +458,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         }
     };
     let roots: Vec<usize> = enc.roots.iter().map(|r| root_class(r.node).ok_or_else(|| format!("{}: its e-class was lost", r.label))).collect::<Result<_, _>>()?;
-    let greedy = extract::greedy_dag(&graph, &node_cost);
+    let greedy = extract::extract_dag(&graph, &roots, &node_cost);
     // Small e-graphs are solved exactly too (bounded search from the greedy
     // choice, so never worse).
     let exact = if graph.nodes.len() <= EXACT_MAX_NODES { extract::exact_dag(&graph, &roots, &node_cost, &greedy, EXACT_BUDGET) } else { None };
