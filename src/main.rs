@@ -437,6 +437,14 @@ enum IsaCmd {
         #[arg(long)]
         allow_unoptimized: bool,
     },
+    /// Write the specs folder's digest memo (`DIGESTS.tsv`): each spec's
+    /// semantics digest and a digest of what it is computed from, so that
+    /// a compile checks a spec's status without unrolling it. Run it after
+    /// editing a spec or `isa/src` (`tests/shipped_digests.rs` says when).
+    Digests {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
 }
 
 /// The verdict cache every command shares, relative to the working folder
@@ -510,6 +518,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Isa(IsaCmd::List { spec, feature, family }) => list(&spec, feature, family),
         Cmd::Isa(IsaCmd::Show { name, spec }) => show(&spec, &name),
+        Cmd::Isa(IsaCmd::Digests { spec }) => digests(&spec),
         Cmd::Isa(IsaCmd::Eval { name, operands, spec }) => eval(&spec, &name, &operands),
         Cmd::Isa(IsaCmd::Measure { spec, filter, out, repeats, allow_unoptimized }) => {
             measure::run(&spec, measure::MeasureArgs { filter, out, repeats, allow_unoptimized })
@@ -597,6 +606,16 @@ fn lookup<'a>(lib: &'a SpecLibrary, name: &str) -> Result<(&'a Arc<Instr>, &'a A
         let hint = if close.is_empty() { String::new() } else { format!(" (similar: {})", close.join(", ")) };
         format!("error: no spec named `{name}`{hint}")
     })
+}
+
+fn digests(spec: &SpecArgs) -> Result<ExitCode, String> {
+    let lib = load(spec)?;
+    let dir = spec.specs.clone().unwrap_or_else(|| misaal_isa::bundled_spec_dir(&spec.target));
+    let path = dir.join(misaal_isa::DIGEST_MEMO_FILE);
+    let text = lib.digest_memo_text(misaal_verifier::prekey::ENGINE_DIGEST);
+    misaal_isa::evidence::write_atomic(&path, &text).map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+    println!("wrote {} spec digests to {}", text.lines().filter(|l| !l.starts_with('#')).count(), path.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn show(spec: &SpecArgs, name: &str) -> Result<ExitCode, String> {

@@ -96,7 +96,7 @@ pub mod status;
 pub use ast::{Instr, Ty};
 pub use bitvec::BitVec;
 pub use diag::{Diagnostic, Diagnostics};
-pub use library::{SpecLibrary, spec_files};
+pub use library::{DIGEST_MEMO_FILE, SpecLibrary, spec_files};
 pub use sema::{Lane, Semantics};
 pub use status::{SpecStatus, StatusTable};
 

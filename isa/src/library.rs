@@ -35,6 +35,22 @@ pub struct SpecLibrary {
     signatures: Mutex<HashMap<String, HashMap<Vec<i128>, Result<Arc<Instr>, Diagnostic>>>>,
     /// The source text each spec and function was parsed from.
     sources: SourceTexts,
+    /// Digests recorded beforehand ([`use_digest_memo`](Self::use_digest_memo)).
+    memo: Option<Arc<DigestMemo>>,
+}
+
+/// The name of a spec folder's digest memo: `NAME<TAB>TEXT_KEY<TAB>DIGEST`
+/// rows, written by `misaal isa digests`.
+pub const DIGEST_MEMO_FILE: &str = "DIGESTS.tsv";
+
+/// Semantics digests recorded beforehand, each with the
+/// [`text_key`](SpecLibrary::text_key) of what it was computed from. A spec
+/// is unrolled only to be digested when a compile checks its status
+/// against the evidence (a few hundred specs, a fifth of a compile's
+/// time); a row whose key matches the spec's current key is that digest.
+struct DigestMemo {
+    engine: String,
+    rows: HashMap<String, (String, String)>,
 }
 
 type Instance = Result<(Arc<Instr>, Arc<Semantics>), Diagnostic>;
@@ -157,7 +173,7 @@ impl SpecLibrary {
         let semantics = instrs.iter().map(|_| OnceLock::new()).collect();
         let digests = instrs.iter().map(|_| OnceLock::new()).collect();
         let released = vec![false; instrs.len()];
-        let lib = SpecLibrary { instrs, semantics, digests, released, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()), sources: sources_text };
+        let lib = SpecLibrary { instrs, semantics, digests, released, by_name, defs, generics, instances: Mutex::new(HashMap::new()), signatures: Mutex::new(HashMap::new()), sources: sources_text, memo: None };
         (lib, errors)
     }
 
@@ -234,6 +250,7 @@ impl SpecLibrary {
             instances: Mutex::default(),
             signatures: Mutex::default(),
             sources: self.sources.clone(),
+            memo: self.memo.clone(),
         }
     }
 
@@ -264,8 +281,79 @@ impl SpecLibrary {
     /// computed once; `None` as for [`get`](Self::get).
     pub fn digest(&self, name: &str) -> Option<&str> {
         let &k = self.by_name.get(name)?;
+        if let Some(d) = self.digests[k].get() {
+            return Some(d);
+        }
+        if let Some(d) = self.memo_digest(name) {
+            return Some(self.digests[k].get_or_init(|| d));
+        }
         let sem = self.unroll_at(k).ok()?;
         Some(self.digests[k].get_or_init(|| crate::status::digest(sem)))
+    }
+
+    /// A digest of everything spec `name`'s semantics are computed from:
+    /// its source text, every function's ([`defs_digest`](Self::defs_digest))
+    /// and `engine`, a digest of the code that parses, unrolls and digests
+    /// them (the caller's: `misaal_verifier::prekey::ENGINE_DIGEST` covers
+    /// `isa/src`). `None` where [`spec_source`](Self::spec_source) is.
+    pub fn text_key(&self, name: &str, engine: &str) -> Option<String> {
+        let src = self.spec_source(name)?;
+        Some(crate::status::text_digest(&format!("spec-text 1\nengine {engine}\ndefs {}\n{src}", self.defs_digest())))
+    }
+
+    /// The memo's digest for `name`, if its row was computed from the spec's
+    /// current text.
+    fn memo_digest(&self, name: &str) -> Option<String> {
+        let memo = self.memo.as_ref()?;
+        let (key, digest) = memo.rows.get(name)?;
+        (self.text_key(name, &memo.engine).as_deref() == Some(key.as_str())).then(|| digest.clone())
+    }
+
+    /// Reads the digest memo at `path` ([`DIGEST_MEMO_FILE`]; none there is
+    /// an empty memo), whose keys were computed with `engine` (see
+    /// [`text_key`](Self::text_key)): [`digest`](Self::digest) then takes a
+    /// spec's digest from its row when the row's key is the spec's current
+    /// one, without unrolling it. A stale row is ignored. Returns the
+    /// number of rows.
+    pub fn use_digest_memo(&mut self, path: &Path, engine: &str) -> Result<usize, Diagnostic> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(Diagnostic::new(&path.display().to_string(), Default::default(), format!("cannot read the digest memo: {e}"))),
+        };
+        let mut rows = HashMap::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').collect();
+            let hex = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+            if f.len() != 3 || !hex(f[1]) || !hex(f[2]) {
+                let span = crate::diag::Span { line: n as u32 + 1, col: 1 };
+                return Err(Diagnostic::new(&path.display().to_string(), span, "expected NAME<TAB>TEXT_KEY<TAB>DIGEST (two 32-digit hex digests)".to_string()));
+            }
+            rows.insert(f[0].to_string(), (f[1].to_string(), f[2].to_string()));
+        }
+        let n = rows.len();
+        self.memo = Some(Arc::new(DigestMemo { engine: engine.to_string(), rows }));
+        Ok(n)
+    }
+
+    /// The digest memo of every concrete spec that unrolls (unrolling
+    /// them all), keyed with `engine`: what `misaal isa digests` writes.
+    pub fn digest_memo_text(&self, engine: &str) -> String {
+        let mut rows: Vec<String> = (0..self.instrs.len())
+            .filter_map(|k| {
+                let name = &self.instrs[k].name;
+                let sem = self.unroll_at(k).ok()?;
+                let d = self.digests[k].get_or_init(|| crate::status::digest(sem));
+                Some(format!("{name}\t{}\t{d}\n", self.text_key(name, engine)?))
+            })
+            .collect();
+        rows.sort();
+        let mut out = String::from("# Semantics digests of this folder's specs, each with a digest of what it is computed from\n# (spec text, functions, the unroller's code): a compile takes a spec's digest from here instead\n# of unrolling it. Written by `misaal isa digests`; a stale row is ignored.\n");
+        out.extend(rows);
+        out
     }
     /// Every spec that unrolls (all of them, once the library is loaded
     /// eagerly), with its semantics.

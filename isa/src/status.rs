@@ -216,11 +216,15 @@ impl StatusTable {
     /// [`verified`](Self::verified) for `lib`'s spec `name`, with the
     /// library's memoized digest (so a spec many rules use is digested once).
     /// A spec whose status rules it out is not unrolled.
+    /// The digest comes from the library's digest memo where it is current
+    /// (see [`SpecLibrary::use_digest_memo`]), so the spec is not unrolled.
     pub fn verified_in(&self, lib: &SpecLibrary, name: &str) -> Result<(), String> {
-        self.verified_digest(name, || match lib.unrolled(name) {
-            None => Err(format!("no spec `{name}`")),
-            Some(Err(e)) => Err(format!("`{name}` does not unroll: {e}")),
-            Some(Ok(_)) => Ok(lib.digest(name).expect("unrolled above").to_string()),
+        self.verified_digest(name, || match lib.digest(name) {
+            Some(d) => Ok(d.to_string()),
+            None => match lib.unrolled(name) {
+                Some(Err(e)) => Err(format!("`{name}` does not unroll: {e}")),
+                _ => Err(format!("no spec `{name}`")),
+            },
         })
     }
 

@@ -113,3 +113,50 @@ fn released_bodies_come_back_with_the_same_semantics() {
     }
     assert!(n > 1_800, "{n} specs");
 }
+
+/// The digest memo answers for a spec only while its row's key is the
+/// spec's current one; a stale row is ignored, a malformed one is an error
+/// at its line.
+#[test]
+fn the_digest_memo_answers_only_for_the_current_text() {
+    let dir = write_dir("memo", &[("good.sema".into(), GOOD.into())]);
+    let real = SpecLibrary::load_dir_lazy(&dir).unwrap().digest("good").expect("unrolls").to_string();
+    let key = SpecLibrary::load_dir_lazy(&dir).unwrap().text_key("good", "engine-1").expect("has a source");
+    let memo = dir.join(misaal_isa::DIGEST_MEMO_FILE);
+    let fake = "0".repeat(32);
+    assert_ne!(real, fake);
+
+    // A current row is taken as is: the spec is not unrolled for it.
+    std::fs::write(&memo, format!("# a comment\ngood\t{key}\t{fake}\n")).unwrap();
+    let mut lib = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    assert_eq!(lib.use_digest_memo(&memo, "engine-1").unwrap(), 1);
+    assert_eq!(lib.digest("good"), Some(fake.as_str()));
+
+    // Another engine (the unroller changed): the row is stale.
+    let mut lib = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    lib.use_digest_memo(&memo, "engine-2").unwrap();
+    assert_eq!(lib.digest("good"), Some(real.as_str()));
+
+    // Another text (the spec was edited): stale too.
+    let edited = write_dir("memo-edited", &[("good.sema".into(), GOOD.replace('+', "-"))]);
+    let mut lib = SpecLibrary::load_dir_lazy(&edited).unwrap();
+    lib.use_digest_memo(&memo, "engine-1").unwrap();
+    assert_ne!(lib.digest("good"), Some(fake.as_str()));
+
+    // No memo file: nothing recorded, nothing wrong.
+    let mut lib = SpecLibrary::load_dir_lazy(&edited).unwrap();
+    assert_eq!(lib.use_digest_memo(&edited.join("none.tsv"), "engine-1").unwrap(), 0);
+
+    std::fs::write(&memo, format!("good\t{key}\t{fake}\ngood\tnot-a-digest\n")).unwrap();
+    let err = SpecLibrary::load_dir_lazy(&dir).unwrap().use_digest_memo(&memo, "engine-1").unwrap_err().to_string();
+    assert!(err.contains("DIGESTS.tsv:2:1") && err.contains("expected NAME<TAB>TEXT_KEY<TAB>DIGEST"), "{err}");
+
+    // What `misaal isa digests` writes reads back, and answers.
+    let lib = SpecLibrary::load_dir(&dir).unwrap();
+    std::fs::write(&memo, lib.digest_memo_text("engine-1")).unwrap();
+    let mut lazy = SpecLibrary::load_dir_lazy(&dir).unwrap();
+    assert_eq!(lazy.use_digest_memo(&memo, "engine-1").unwrap(), 1);
+    assert_eq!(lazy.digest("good"), Some(real.as_str()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&edited);
+}

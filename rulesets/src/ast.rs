@@ -10,6 +10,18 @@ pub enum IntExpr {
     Op(char, Box<IntExpr>, Box<IntExpr>),
 }
 
+/// `x op y`, `None` on overflow or division by zero.
+fn apply(op: char, x: i128, y: i128) -> Option<i128> {
+    match op {
+        '+' => x.checked_add(y),
+        '-' => x.checked_sub(y),
+        '*' => x.checked_mul(y),
+        '/' => x.checked_div(y),
+        '%' => x.checked_rem(y),
+        _ => None,
+    }
+}
+
 impl IntExpr {
     pub fn eval(&self, env: &[(String, i128)]) -> Result<i128, String> {
         Ok(match self {
@@ -17,17 +29,22 @@ impl IntExpr {
             IntExpr::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
             IntExpr::Op(op, a, b) => {
                 let (x, y) = (a.eval(env)?, b.eval(env)?);
-                let r = match op {
-                    '+' => x.checked_add(y),
-                    '-' => x.checked_sub(y),
-                    '*' => x.checked_mul(y),
-                    '/' if y != 0 => x.checked_div(y),
-                    '%' if y != 0 => x.checked_rem(y),
-                    _ => return Err(format!("division by zero in ({op} {x} {y})")),
-                };
-                r.ok_or_else(|| format!("integer overflow in ({op} {x} {y})"))?
+                if matches!(op, '/' | '%') && y == 0 {
+                    return Err(format!("division by zero in ({op} {x} {y})"));
+                }
+                apply(*op, x, y).ok_or_else(|| format!("integer overflow in ({op} {x} {y})"))?
             }
         })
+    }
+    /// [`eval`](Self::eval) without the reason: instantiation evaluates
+    /// every condition of every candidate assignment, most of them before
+    /// their variables are bound, and the reasons were most of its time.
+    pub fn value<S: AsRef<str>>(&self, env: &[(S, i128)]) -> Option<i128> {
+        match self {
+            IntExpr::Lit(n) => Some(*n),
+            IntExpr::Var(v) => env.iter().find(|(n, _)| n.as_ref() == v).map(|(_, x)| *x),
+            IntExpr::Op(op, a, b) => apply(*op, a.value(env)?, b.value(env)?),
+        }
     }
     pub(crate) fn vars(&self, out: &mut Vec<String>) {
         match self {

@@ -63,23 +63,26 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
             "{total} instantiations of {per_env} steps each is more than {MAX_INSTANTIATION_WORK} steps; narrow the domains or use fewer conditions"
         ));
     }
+    let defs: Vec<(&String, &IntExpr)> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, e) = c { Some((v, e)) } else { None }).collect();
+    // Names borrowed while a candidate is checked: most fail a condition,
+    // and copying their names was most of the time.
+    let mut env: Vec<(&str, i128)> = Vec::with_capacity(domains.len() + defs.len());
     for k in 0..total {
-        let mut env: Assignment = Vec::new();
+        env.clear();
         let mut r = k;
         for (v, d) in &domains {
-            env.push((v.clone(), d[r % d.len()]));
+            env.push((v.as_str(), d[r % d.len()]));
             r /= d.len();
         }
         // Definitions may depend on one another: evaluate until all are bound.
-        let defs: Vec<(&String, &IntExpr)> = rule.conds.iter().filter_map(|c| if let Cond::Define(v, e) = c { Some((v, e)) } else { None }).collect();
         let mut ok = true;
         for _ in 0..=defs.len() {
             for (v, e) in &defs {
-                if let Ok(x) = e.eval(&env) {
-                    match env.iter().find(|(n, _)| n == *v) {
+                if let Some(x) = e.value(&env) {
+                    match env.iter().find(|(n, _)| n == v) {
                         Some((_, have)) if *have != x => ok = false,
                         Some(_) => {}
-                        None => env.push(((*v).clone(), x)),
+                        None => env.push((v.as_str(), x)),
                     }
                 }
             }
@@ -88,9 +91,12 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
             ok = false;
         }
         for c in &rule.conds {
+            if !ok {
+                break;
+            }
             if let Cond::Cmp(op, a, b) = c {
-                match (a.eval(&env), b.eval(&env)) {
-                    (Ok(x), Ok(y)) => {
+                match (a.value(&env), b.value(&env)) {
+                    (Some(x), Some(y)) => {
                         let holds = match op.as_str() {
                             "=" => x == y,
                             "!=" => x != y,
@@ -106,7 +112,7 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
             }
         }
         if ok {
-            out.push(env);
+            out.push(env.iter().map(|&(n, x)| (n.to_string(), x)).collect());
         }
     }
     Ok(out)

@@ -16,7 +16,7 @@ pub mod target;
 
 pub use ast::{Cond, IntExpr, Rule, Term};
 pub use instantiate::{Assignment, TEMPLATE_KEYS, X86_VECTOR_WIDTHS, is_template_key, describe_env, expand_name, instantiations, op_generics};
-pub use names::{check_names, closest};
+pub use names::{check_names, check_names_at, closest};
 pub use parser::{SOURCE_MARK, file_target, join_sources, parse_rules, read_sources};
 pub use target::{ARM, HVX, TARGETS, TargetIsa, X86};
 pub use sexp::{Sexp, parse_sexps};

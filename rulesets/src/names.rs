@@ -17,11 +17,22 @@ pub fn check_names(
     x86: &dyn Fn(&str) -> Result<(), String>,
     op: &dyn Fn(&str) -> Result<(), String>,
 ) -> Result<(), Diagnostics> {
+    // Instantiation errors (a variable with no domain) are reported by
+    // the planner; names are then checked without templates only.
+    let envs: Vec<Vec<crate::Assignment>> = rules.iter().map(|r| instantiations(r, vector_widths).unwrap_or_default()).collect();
+    check_names_at(rules, &envs, x86, op)
+}
+
+/// [`check_names`] with each rule's instantiations enumerated beforehand
+/// (`envs[k]` for `rules[k]`, none where enumeration failed).
+pub fn check_names_at(
+    rules: &[Rule],
+    envs: &[Vec<crate::Assignment>],
+    x86: &dyn Fn(&str) -> Result<(), String>,
+    op: &dyn Fn(&str) -> Result<(), String>,
+) -> Result<(), Diagnostics> {
     let mut errors = Vec::new();
-    for rule in rules {
-        // Instantiation errors (a variable with no domain) are reported by
-        // the planner; names are then checked without templates only.
-        let envs = instantiations(rule, vector_widths).unwrap_or_default();
+    for (rule, envs) in rules.iter().zip(envs) {
         let mut visit = |t: &Term| walk(t, &mut |t| {
             let (name, span, is_x86) = match t {
                 Term::Instr(n, _, s) => (n, *s, true),
@@ -43,7 +54,7 @@ pub fn check_names(
             }
             // Many instantiations spell the same name: check each name once.
             let mut seen: HashSet<String> = HashSet::new();
-            for env in &envs {
+            for env in envs {
                 let checked = expand_name(name, env).and_then(|n| if seen.insert(n.clone()) { x86(&n) } else { Ok(()) });
                 if let Err(m) = checked {
                     errors.push(err(format!("{m} (template `{name}` at {})", describe_env(env))));

@@ -341,19 +341,28 @@ pub use crate::verdicts::{VerdictCache, bundled_rulesets_dir};
 /// specs are verified is asked per instantiation, by [`unverified_specs`]
 /// (or at load, by [`load_rules_verified`]).
 pub fn load_rules(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+    load_with(file, text, libs, cfg, None).map(|(rules, _)| rules)
+}
+
+/// [`load_rules`] and each rule's number of instantiations, or why they
+/// cannot be enumerated (which `load_rules` leaves to the planner): the
+/// load enumerates them anyway, and a compile's rule book needs the counts.
+pub fn load_rules_counted(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig) -> Result<(Vec<Rule>, Vec<Result<usize, String>>), misaal_isa::Diagnostics> {
     load_with(file, text, libs, cfg, None)
 }
 
 /// [`load_rules`], and a spec `status` does not vouch for is a load error
 /// too (as `misaal verify` loads ARM and HVX rules, whose specs all met qemu).
 pub fn load_rules_verified(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status: &misaal_isa::StatusTable) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
-    load_with(file, text, libs, cfg, Some(status))
+    load_with(file, text, libs, cfg, Some(status)).map(|(rules, _)| rules)
 }
 
-fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status: Option<&misaal_isa::StatusTable>) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
+type Counts = Vec<Result<usize, String>>;
+
+fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status: Option<&misaal_isa::StatusTable>) -> Result<(Vec<Rule>, Counts), misaal_isa::Diagnostics> {
     use misaal_isa::{Diagnostic, Diagnostics};
     let rules = misaal_rulesets::parse_rules(file, text)?;
-    let Some(first) = rules.first() else { return Ok(rules) };
+    let Some(first) = rules.first() else { return Ok((rules, Vec::new())) };
     let target = first.target.name;
     // A library of another target's specs is the caller's mistake, said once.
     if let Some(i) = libs.x86.instrs().first()
@@ -383,12 +392,17 @@ fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status
             }),
         }
     };
-    misaal_rulesets::check_names(&rules, &cfg.vector_widths, &x86, &op)?;
+    // Each rule's instantiations, enumerated once for the checks below (in
+    // parallel; `collect` keeps rule order, so the errors' order too).
+    use rayon::prelude::*;
+    let enumerated: Vec<Result<Vec<Assignment>, String>> = rules.par_iter().map(|r| instantiations(r, &cfg.vector_widths)).collect();
+    let counts: Counts = enumerated.iter().map(|e| e.as_ref().map(Vec::len).map_err(Clone::clone)).collect();
+    let envs: Vec<Vec<Assignment>> = enumerated.into_iter().map(Result::unwrap_or_default).collect();
+    misaal_rulesets::check_names_at(&rules, &envs, &x86, &op)?;
     // An immediate out of range at every instantiation (a literal one, say)
     // is a mistake in the file; out of range at some is `inapplicable` there.
     let mut errors = Vec::new();
-    for rule in &rules {
-        let envs = instantiations(rule, &cfg.vector_widths).unwrap_or_default();
+    for (rule, envs) in rules.iter().zip(&envs) {
         let numeric = rule.numeric_vars();
         let errs: Vec<_> = envs.iter().map(|e| [&rule.lhs, &rule.rhs].iter().find_map(|t| immediate_error(libs, t, e, &numeric))).collect();
         if let Some(Some((span, msg))) = errs.first()
@@ -397,7 +411,7 @@ fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status
             errors.push(Diagnostic::new(&rule.file, *span, format!("rule {:?}: {msg}", rule.name)));
         }
     }
-    if errors.is_empty() { Ok(rules) } else { Err(Diagnostics(errors)) }
+    if errors.is_empty() { Ok((rules, counts)) } else { Err(Diagnostics(errors)) }
 }
 
 /// The target specs an instantiation uses that `status` does not vouch for

@@ -100,6 +100,8 @@ impl Target {
         let widths = misaal_rulesets::TargetIsa::by_name(isa).ok_or_else(|| format!("error: no rule target `{isa}`"))?.vector_widths;
         let dir = misaal_isa::bundled_spec_dir(isa);
         let mut instrs = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
+        // Status checks take spec digests from the memo instead of unrolling.
+        instrs.use_digest_memo(&dir.join(misaal_isa::DIGEST_MEMO_FILE), misaal_verifier::prekey::ENGINE_DIGEST).map_err(|d| d.to_string())?;
         let status = StatusTable::load(&StatusTable::path_for(&dir)).map_err(|d| d.to_string())?;
         // Rules over unverified specs are never loaded: their bodies are not needed.
         instrs.withhold_bodies(|i| status.rows.get(&i.name).is_some_and(|r| r.status.is_verified()), "unverified here");

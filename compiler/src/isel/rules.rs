@@ -25,7 +25,7 @@ use super::encode::{CONST, SORT, canonical_const, halide_ctor, instr_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
 use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name, instantiations, op_generics};
-use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules, run_job, unverified_specs};
+use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules_counted, run_job, unverified_specs};
 use misaal_verifier::prekey::proved_by_pre_key;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -352,15 +352,13 @@ impl RuleBook {
         let started = std::time::Instant::now();
         let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
-        let rules = load_rules(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
+        // Every rule's assignments are enumerated at load, so that a rule
+        // that has none is an error of the file whatever the kernel (taken
+        // in rule order, so the first error is the same); only their number
+        // is kept.
+        let (rules, all) = load_rules_counted(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
         let mut by_op: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut total = 0;
-        // Every rule's assignments are enumerated now, so that a rule that
-        // has none is an error of the file whatever the kernel (~15 ms for
-        // x86.egg: in parallel, then taken in rule order, so the first error
-        // is the same); only their number is kept.
-        use rayon::prelude::*;
-        let all: Vec<Result<usize, String>> = rules.par_iter().map(|rule| instantiations(rule, env.vector_widths).map(|v| v.len())).collect();
         for (k, (rule, n)) in rules.iter().zip(all).enumerate() {
             total += n.map_err(|e| format!("{file}:{}:{}: error: rule {:?}: {e}", rule.span.line, rule.span.col, rule.name))?;
             if let Term::Op(op, _, _) = &rule.lhs {
