@@ -21,5 +21,11 @@ fn main() {
             println!("cargo:rerun-if-changed={common}/{r}");
         }
     }
+    // A position-dependent executable: the linker fills in the addresses in
+    // its tables (trait objects, string tables), so the loader does not
+    // relocate 2 MB of them into private memory at every start; that was
+    // about 4 MB of a compile's peak RSS.
+    #[cfg(target_os = "linux")]
+    println!("cargo:rustc-link-arg-bins=-no-pie");
     println!("cargo:rerun-if-changed=build.rs");
 }

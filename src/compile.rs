@@ -32,7 +32,7 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let symbol = args.name.clone().unwrap_or(default);
     let prog = if !args.naive {
         let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
-        let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), zmm: !args.ymm, ..Default::default() };
+        let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), zmm: !args.ymm, release_rule_caches: true, ..Default::default() };
         if let Some((path, text)) = rule_files(&args.rules)? {
             isel.rules = Some(path);
             isel.rules_text = text;

@@ -450,3 +450,26 @@ out2[ramp(0, 1, 16)] = (uint8x16)saturating_cast(concat_vectors(x, y))
     assert_eq!(s.fallback_count(), 0, "{}", s.explain());
     assert!(chosen(&s, "_mm_unpacklo_epi8").is_some_and(|c| c.rules == ["x86.unpacklo-8[-]"]));
 }
+
+/// Freeing the rule book's caches once a function's rules are loaded (as
+/// `misaal compile` does) changes nothing but the time: the next load
+/// rebuilds them, and the same instances load and the same C is chosen.
+#[test]
+fn a_released_rule_book_selects_the_same() {
+    let t = target();
+    let o = opts();
+    let lean = Options { release_rule_caches: true, ..opts() };
+    let book = misaal_compiler::isel::rule_book(t, &o).expect("the hand ruleset loads");
+    let m = parse_module("k.stmt", KERNEL).expect("parses");
+    let first = misaal_compiler::isel::select_module_with(t, &book, &m, &lean).expect("selects");
+    let again = misaal_compiler::isel::select_module_with(t, &book, &m, &lean).expect("selects after the release");
+    let kept = misaal_compiler::isel::select_module_with(t, &misaal_compiler::isel::rule_book(t, &o).expect("loads"), &m, &o).expect("selects");
+    let names = |s: &Selection| s.rules.instances.iter().map(|i| i.name.clone()).collect::<Vec<_>>();
+    let chosen = |s: &Selection| s.chosen.iter().map(|c| (c.instruction.clone(), c.count)).collect::<Vec<_>>();
+    assert!(!names(&first).is_empty());
+    for s in [&again, &kept] {
+        assert_eq!(names(s), names(&first));
+        assert_eq!(chosen(s), chosen(&first));
+        assert_eq!(s.roots.iter().map(|r| r.term.clone()).collect::<Vec<_>>(), first.roots.iter().map(|r| r.term.clone()).collect::<Vec<_>>());
+    }
+}

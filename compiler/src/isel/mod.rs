@@ -154,6 +154,11 @@ pub struct Options {
     /// with zmm and 0.788x without, back to back (benchmarks/RESULTS.md).
     /// Mask operands are k registers either way.
     pub zmm: bool,
+    /// Free the rule book's caches once a function's rules are loaded,
+    /// before saturating ([`RuleBook::release_caches`]): the lower peak
+    /// memory of a one-function compile, at the price of rebuilding them
+    /// for the next function. `misaal compile` sets it.
+    pub release_rule_caches: bool,
 }
 
 impl Default for Options {
@@ -166,6 +171,7 @@ impl Default for Options {
             allow_unproved: false,
             features: None,
             zmm: true,
+            release_rule_caches: false,
         }
     }
 }
@@ -424,6 +430,9 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     };
     let loaded = book.load(&target.rule_env(), &dag.halide_heads(), Some(&dag.constants()), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
+    if opts.release_rule_caches {
+        book.release_caches();
+    }
     egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let rules_secs = t.elapsed().as_secs_f64();
 

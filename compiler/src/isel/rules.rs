@@ -28,7 +28,7 @@ use misaal_rulesets::{Assignment, IntExpr, Rule, Term, describe_env, expand_name
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, VerdictCache, Verdict, load_rules_counted, run_job, unverified_specs};
 use misaal_verifier::prekey::proved_by_pre_key;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// A rule side with its numeric variables filled in.
 #[derive(Clone, Debug, PartialEq)]
@@ -328,7 +328,7 @@ pub struct RuleBook {
     /// Each rule's instantiations, enumerated again the first time a kernel
     /// has its root op: kept for every rule they were a tenth of a compile's
     /// peak heap, and a kernel uses the ops of a few dozen rules.
-    assignments: Vec<OnceLock<Vec<Assignment>>>,
+    assignments: Mutex<HashMap<usize, Arc<Vec<Assignment>>>>,
     vector_widths: Vec<i128>,
     total: usize,
     /// Per root op, the instantiations by exact head (rule and assignment
@@ -365,8 +365,7 @@ impl RuleBook {
                 by_op.entry(op.clone()).or_default().push(k);
             }
         }
-        let assignments = rules.iter().map(|_| OnceLock::new()).collect();
-        Ok(RuleBook { file: file.into(), rules, by_op, assignments, vector_widths: env.vector_widths.to_vec(), total, heads: Mutex::new(HashMap::new()), built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
+        Ok(RuleBook { file: file.into(), rules, by_op, assignments: Mutex::default(), vector_widths: env.vector_widths.to_vec(), total, heads: Mutex::new(HashMap::new()), built: Mutex::new(HashMap::new()), settled: Mutex::new(HashMap::new()), verdict_cache: Mutex::new(None), build_secs: started.elapsed().as_secs_f64() })
     }
 
     /// Hands the book the verdict cache at `path`, read beforehand (say,
@@ -387,8 +386,24 @@ impl RuleBook {
 
     /// Rule `k`'s instantiations (enumerated without error when the book
     /// was built).
-    fn assignments(&self, k: usize) -> &[Assignment] {
-        self.assignments[k].get_or_init(|| instantiations(&self.rules[k], &self.vector_widths).unwrap_or_default())
+    fn assignments(&self, k: usize) -> Arc<Vec<Assignment>> {
+        if let Some(a) = self.assignments.lock().expect("rule book").get(&k) {
+            return a.clone();
+        }
+        let a = Arc::new(instantiations(&self.rules[k], &self.vector_widths).unwrap_or_default());
+        self.assignments.lock().expect("rule book").insert(k, a.clone());
+        a
+    }
+
+    /// Frees what [`load`](Self::load) built and read (instances, each
+    /// rule's instantiations, the verdict files): a tenth of a compile's
+    /// peak memory while the e-graph saturates. A later `load` builds them
+    /// again; settled verdicts are kept.
+    pub fn release_caches(&self) {
+        self.assignments.lock().expect("rule book").clear();
+        self.heads.lock().expect("rule book").clear();
+        self.built.lock().expect("rule book").clear();
+        *self.verdict_cache.lock().expect("verdict cache") = None;
     }
 
     /// The instantiations of the rules rooted at `op`, by exact head: the
@@ -428,7 +443,8 @@ impl RuleBook {
         // up (unrolling them the first time) in parallel; `collect` keeps
         // rule order, so the candidates are the same, in the same order.
         use rayon::prelude::*;
-        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p], &self.assignments(o[p])[j]))).collect();
+        let envs: HashMap<usize, Arc<Vec<Assignment>>> = ops.into_iter().flatten().map(|&k| (k, self.assignments(k))).collect();
+        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p], &envs[&o[p]][j]))).collect();
         let built: Vec<Option<Candidate>> = jobs
             .par_iter()
             .map(|&(k, assign)| {
