@@ -520,6 +520,7 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
     let whole = |s: &Semantics, t: &[BV]| s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes");
     let solver = budget.solver();
     solver.assert(whole(a, &ta).eq(whole(b, &tb)).not());
+    let started = std::time::Instant::now();
     match solver.check() {
         z3::SatResult::Unsat => Equivalence::Proved,
         z3::SatResult::Sat => {
@@ -540,7 +541,22 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
                 .collect();
             Equivalence::Differ(vals)
         }
-        z3::SatResult::Unknown => Equivalence::Unknown(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into())),
+        z3::SatResult::Unknown => Equivalence::Unknown(unknown_reason(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into()), budget, started.elapsed())),
+    }
+}
+
+/// Z3's reason for an `unknown`, with an exhausted resource limit said as
+/// [`RLIMIT_REASON`](crate::verdicts::RLIMIT_REASON) whichever way Z3 put
+/// it: its SAT back end stops with `canceled`, as a timeout does. Well
+/// before the wall-clock timeout, only the rlimit can have stopped it. The
+/// verdict cache keeps an exhausted rlimit (the same query stops there
+/// again) and never a timeout.
+fn unknown_reason(why: String, budget: Budget, elapsed: std::time::Duration) -> String {
+    let early = elapsed.as_millis() < u128::from(budget.timeout_ms) / 2;
+    if budget.rlimit > 0 && why.contains("canceled") && early && !why.contains(crate::verdicts::RLIMIT_REASON) {
+        format!("{} ({why})", crate::verdicts::RLIMIT_REASON)
+    } else {
+        why
     }
 }
 
@@ -691,6 +707,18 @@ mod tests {
         assert_eq!(prove_equivalent(&g("div9"), &g("magic"), starved), Equivalence::Proved);
         let Equivalence::Differ(ops) = prove_equivalent(&g("div9"), &g("wrong"), starved) else { panic!("a wrong magic number proved") };
         assert_ne!(g("div9").eval(&ops).unwrap(), g("wrong").eval(&ops).unwrap());
+    }
+
+    /// A `canceled` from Z3 counts as an exhausted rlimit only when an
+    /// rlimit was set and the wall clock was far from its timeout.
+    #[test]
+    fn canceled_early_under_an_rlimit_is_the_rlimit() {
+        let r = |rlimit, ms| unknown_reason("canceled".into(), Budget { timeout_ms: 10_000, rlimit }, std::time::Duration::from_millis(ms));
+        assert!(r(50_000_000, 80).contains(crate::verdicts::RLIMIT_REASON));
+        assert_eq!(r(0, 80), "canceled", "no rlimit: a timeout or an interrupt");
+        assert_eq!(r(50_000_000, 9_990), "canceled", "at the timeout: the wall clock");
+        let other = unknown_reason("incomplete quantifiers".into(), Budget { timeout_ms: 10_000, rlimit: 5 }, std::time::Duration::ZERO);
+        assert_eq!(other, "incomplete quantifiers");
     }
 
     /// A cone over more bits than exhaustion allows still goes to Z3.

@@ -49,6 +49,17 @@ pub struct Outcome {
 /// `header`: comment lines for the top of the file (generator, command).
 /// `with_legalize`: also derive and prove the split rules (a few thousand
 /// instances; tests of the abstraction itself leave them out).
+/// An instance's verdict: by pre-key when a verdict file records one (no
+/// side is unrolled), else through `run_job`. Unrolling both sides of every
+/// candidate for its proof key was most of a re-run's abstract phase
+/// (10,000 legalization instances).
+fn verdict(libs: &Libraries, rule: &misaal_rulesets::Rule, env: &misaal_rulesets::Assignment, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> Verdict {
+    match misaal_verifier::prekey::proved_by_pre_key(libs, rule, env, cache) {
+        Some(r) => r.verdict,
+        None => run_job(libs, &Job { rule, env: Some(env.clone()) }, cfg, cache).verdict,
+    }
+}
+
 pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, header: &str, with_legalize: bool) -> Result<Outcome, String> {
     run_for(&crate::target::X86, concrete, x86, halide, cfg, cache, header, with_legalize)
 }
@@ -76,7 +87,7 @@ pub fn run_for(
     let usable = |n: &str| x86.instr(n).is_some();
     let jobs: Vec<(usize, misaal_rulesets::Assignment)> =
         templates.iter().zip(&rules).enumerate().flat_map(|(k, (a, r))| a.candidates(r, x86, &usable).into_iter().map(move |e| (k, e))).collect();
-    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(&libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
+    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(&libs, &rules[*k], env, cfg, cache)).collect();
     let mut out = Outcome { concrete: concrete.len(), templates: templates.len(), candidates: jobs.len(), ..Default::default() };
     out.refuted = verdicts.iter().filter(|v| **v == Verdict::Refuted).count();
     out.unknown = verdicts.iter().filter(|v| !matches!(v, Verdict::Proved | Verdict::Refuted)).count();
@@ -186,7 +197,7 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         .enumerate()
         .flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e)))
         .collect();
-    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| run_job(libs, &Job { rule: &rules[*k], env: Some(env.clone()) }, cfg, cache).verdict).collect();
+    let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(libs, &rules[*k], env, cfg, cache)).collect();
     out.split_tried = jobs.len();
     out.split_refuted = verdicts.iter().filter(|v| **v == Verdict::Refuted).count();
     out.split_unknown = verdicts.iter().filter(|v| **v == Verdict::Unknown).count();
