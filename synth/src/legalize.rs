@@ -73,7 +73,10 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
         return out;
     }
     for s in searched(halide, x86) {
-        if out.iter().any(|o| o.lhs == s.lhs && o.rhs == s.rhs && o.conds == s.conds) {
+        // The same template over other free values (`shl` by a vector at
+        // `?sign` 0 and at 1, both `vpsllvd`) is another rule, not a repeat:
+        // comparing sides alone dropped the signed 512-bit shifts.
+        if out.iter().any(|o| o.lhs == s.lhs && o.rhs == s.rhs && o.conds == s.conds && o.free == s.free) {
             continue;
         }
         let name = if out.iter().any(|o| o.name == s.name) { format!("{}.avx512", s.name) } else { s.name };
@@ -162,6 +165,7 @@ fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(regroup::regroupings(halide, x86));
     out.extend(commute::commutations(halide));
     out.extend(mulshr::mul_shifts(halide, x86));
+    out.extend(mulshr::double_width(halide));
     out.extend(madd::broadcast_products(halide, x86));
     out.extend(madd::pair_products(halide, x86));
     out.extend(fixup::repairs(halide, x86));
