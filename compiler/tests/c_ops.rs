@@ -60,6 +60,14 @@ fn templates(signed: bool, bits: u8) -> (Vec<String>, Vec<String>) {
         }
     }
     both.push(format!("reinterpret<{}{{L}}>(A)", tname(!signed, bits)));
+    // Constant divisors: a positive power of two takes the helpers' shift
+    // and mask path (`__builtin_constant_p` after inlining), the others
+    // the general one.
+    let divisors: &[i64] = if signed { &[1, 2, 16, 64, 7, -16] } else { &[1, 2, 16, 64, 7] };
+    for d in divisors {
+        both.push(format!("A / {{X}}(({t}){d})"));
+        both.push(format!("A % {{X}}(({t}){d})"));
+    }
     // Vector only: reductions, shuffles, ramps, broadcasts.
     let mut vector = Vec::new();
     for op in ["add", "saturating_add", "mul", "min", "max"] {
@@ -82,6 +90,7 @@ fn templates(signed: bool, bits: u8) -> (Vec<String>, Vec<String>) {
 fn expand(tpl: &str, vector: bool, lanes: &str) -> String {
     let ld = |b: &str| if vector { format!("{b}[ramp(x*16, 1, 16)]") } else { format!("{b}[x]") };
     tpl.replace("{L}", lanes)
+        .replace("{X}", if vector { "x16" } else { "" })
         .replace("SA", "a[x*16]")
         .replace("SB", "b[x*16 + 1]")
         .replace('A', &ld("a"))

@@ -401,12 +401,140 @@ pub fn mul_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// A term of the double-width search over the 2E-bit product `W =
+/// widening_mul(a, b)`: `C(S(V, q))` with `V` either `W` or `U(W, k)`.
+#[derive(Clone)]
+struct Wide {
+    /// `U` and `k`: a same-type op of the product with a broadcast constant.
+    u: Option<(String, u64)>,
+    /// The shift by the broadcast amount q (read unsigned).
+    s: String,
+    /// The narrowing back to 32 bits, with the op's sign.
+    c: String,
+}
+
+impl Wide {
+    fn eval(&self, halide: &SpecLibrary, sign: i128, n: u32, q: u32, a: &BitVec, b: &BitVec) -> Option<BitVec> {
+        let ni = n as i128;
+        let (_, w) = halide.instantiate("widening_mul", &[sign, 32, ni, sign]).ok()?;
+        let mut v = w.eval(&[a, b]).ok()?;
+        if let Some((u, k)) = &self.u {
+            let (_, us) = halide.instantiate(u, &[sign, 64, ni]).ok()?;
+            v = us.eval(&[&v, &splat(64 * n, 64, *k)]).ok()?;
+        }
+        let (_, sh) = halide.instantiate(&self.s, &[sign, 64, ni, 0]).ok()?;
+        let v = sh.eval(&[&v, &splat(64 * n, 64, q as u64)]).ok()?;
+        let (_, c) = halide.instantiate(&self.c, &[sign, 64, ni, sign, 32]).ok()?;
+        c.eval(&[&v]).ok()
+    }
+    fn text(&self, q: u32) -> String {
+        let mut v = "(widening_mul (t ?sign 32 ?n) ?sign ?a ?b)".to_string();
+        if let Some((u, k)) = &self.u {
+            v = format!("({u} (t ?sign 64 ?n) {v} (broadcast (t ?sign 64 ?n) {k}))");
+        }
+        format!("({} (t ?sign 64 ?n) ?sign 32 ({} (t ?sign 64 ?n) 0 {v} (broadcast (t 0 64 ?n) {q})))", self.c, self.s)
+    }
+    fn ops(&self) -> Vec<String> {
+        let mut v = vec![self.c.clone(), self.s.clone()];
+        v.extend(self.u.iter().map(|(u, _)| u.clone()));
+        v.push("widening_mul".into());
+        v
+    }
+}
+
+/// The 32-bit multiply-shifts through the double-width product, at the
+/// Halide level: `op(a, b, q)` is searched as `C(S(V, q))` over the 64-bit
+/// `W = widening_mul(a, b)`, `V` either `W` or `U(W, k)` (U a same-type op,
+/// k 2^(q-1) or 1), `S` a shift op of the library by the broadcast q and `C`
+/// a 64 -> 32 bit narrowing. Up to two of the smallest that agree with
+/// the op on the edge and random inputs at 4 and 8 lanes are kept, each with
+/// another set of ops (extraction picks among the ones that lower). With
+/// AVX-512 every piece has a 512-bit instruction (vpmovsxdq, vpmuldq,
+/// vpsraq, vpmovsqd), where the even/odd search above ([`mul_shifts`])
+/// joins dwords with 256-bit blends that AVX-512 lacks. Amounts as there:
+/// q = 31 and 32. Like every legalization template each instance is
+/// proved by the caller, which keeps exactly the proved ones.
+pub fn double_width(halide: &SpecLibrary) -> Vec<Split> {
+    let (bins, shifts) = super::shift::same_type_ops(halide);
+    let narrows: Vec<String> = ["saturating_cast", "cast"].into_iter().filter(|c| halide.generic_names().contains(c)).map(String::from).collect();
+    let mut out = Vec::new();
+    for op in ["rounding_mul_shift_right", "mul_shift_right"] {
+        for s in [1i128, 0] {
+            for q in [31u32, 32] {
+                let probes: Vec<(u32, Vec<(BitVec, BitVec)>, Vec<BitVec>)> = [4u32, 8]
+                    .into_iter()
+                    .filter_map(|n| {
+                        let cs = cases(n);
+                        let qv = splat(n * 32, 32, q as u64);
+                        let want = halide_op(halide, op, &[s, 32, n as i128], &cs.iter().map(|(a, b)| vec![a, b, &qv]).collect::<Vec<_>>())?;
+                        Some((n, cs, want))
+                    })
+                    .collect();
+                if probes.len() != 2 {
+                    continue;
+                }
+                let mut cands: Vec<Wide> = Vec::new();
+                for u in std::iter::once(None).chain(bins.iter().flat_map(|u| [1u64 << (q - 1), 1].map(|k| Some((u.clone(), k))))) {
+                    for sh in &shifts {
+                        for c in &narrows {
+                            cands.push(Wide { u: u.clone(), s: sh.clone(), c: c.clone() });
+                        }
+                    }
+                }
+                let mut kept: Vec<Vec<String>> = Vec::new();
+                for cand in cands {
+                    if kept.len() == 2 {
+                        break;
+                    }
+                    let mut ops = cand.ops();
+                    ops.sort();
+                    if kept.contains(&ops) {
+                        continue;
+                    }
+                    let agrees = probes.iter().all(|(n, cs, want)| cs.iter().zip(want).all(|((a, b), w)| cand.eval(halide, s, *n, q, a, b).as_ref() == Some(w)));
+                    if !agrees {
+                        continue;
+                    }
+                    kept.push(ops);
+                    let letter = if s == 1 { 'i' } else { 'u' };
+                    out.push(Split {
+                        op: op.into(),
+                        name: format!("synth.mulshr-wide-{op}-{letter}32-{q}.{}", cand.ops().join("-")),
+                        lhs: format!("({op} (t ?sign 32 ?n) ?a ?b (broadcast (t 0 32 ?n) {q}))"),
+                        rhs: cand.text(q),
+                        conds: vec![],
+                        free: vec![("sign".into(), vec![s]), ("n".into(), super::register_lanes(&[32]))],
+                        provenance: format!(
+                            "phase legalize; multiply-shift through the double-width product searched at the Halide level, C(S(V, q)) over V = widening_mul(a, b) or U(V, k), U a same-type op, k 2^(q-1) or 1, S a shift op, C a 64 -> 32 bit narrowing (see synth/src/mulshr.rs): `{op}` ({letter}32 by {q}) is `{}` (candidate {} of the smallest with other ops, equal on the edge and random inputs at 4 and 8 lanes)",
+                            cand.ops().join(" "),
+                            kept.len()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn libs() -> (SpecLibrary, SpecLibrary) {
         super::super::test_libraries()
+    }
+
+    #[test]
+    fn finds_the_double_width_multiply_shift() {
+        let (halide, _) = libs();
+        let v = double_width(&halide);
+        for s in &v {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+        }
+        // The requantizing multiply of the quantized kernels, through a
+        // 64-bit shift that AVX-512 has (vpsraq), with its rounding constant.
+        assert!(v.iter().any(|s| s.lhs.starts_with("(rounding_mul_shift_right") && s.free.contains(&("sign".to_string(), vec![1])) && s.rhs.contains("(shr (t ?sign 64 ?n) 0 (add (t ?sign 64 ?n)") && s.rhs.contains("1073741824")));
     }
 
     #[test]

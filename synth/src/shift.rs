@@ -93,7 +93,10 @@ pub fn variable_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
         for s in [0i128, 1] {
             for s2 in [0i128, 1] {
                 for e in [16u32, 32, 64] {
-                    for w in [128u32, 256] {
+                    // Up to the widest register (zmm): capped at 256 bits a
+                    // 512-bit shift by a vector had no instruction, and
+                    // selection split every zmm value it reached in halves.
+                    for w in [128u32, 256, 512].into_iter().filter(|w| i128::from(*w) <= super::widest_bits()) {
                         let n = w / e;
                         let Ok((_, sem)) = halide.instantiate(op, &[s, e as i128, n as i128, s2]) else { continue };
                         let cs = cases(e, n, 32, 0x7368_6966 ^ (e * 7 + w) as u64);

@@ -151,12 +151,18 @@ pub fn binop(h: &mut Helpers, op: &str, t: IT) -> String {
         }
         "min" => format!("static inline {c} {name}({c} a, {c} b) {{ return a < b ? a : b; }}"),
         "max" => format!("static inline {c} {name}({c} a, {c} b) {{ return a > b ? a : b; }}"),
+        // A constant positive power-of-two divisor (every fixed-point
+        // kernel's `/ 16384`) is an arithmetic shift and its remainder a
+        // mask: Euclidean division by b > 0 rounds toward -inf, as `>>`
+        // does on GCC's and Clang's two's-complement signed values. GCC
+        // folds `__builtin_constant_p` after inlining; the general body
+        // below stays branchy (about 8 instructions) even for constants.
         "div" if t.signed => format!(
-            "static inline {c} {name}({c} a, {c} b) {{\n  if (b == 0) return 0;\n  {uc} ax = a < 0 ? -({uc})a : ({uc})a, ay = b < 0 ? -({uc})b : ({uc})b;\n  {uc} q = ax / ay, r = ax % ay;\n  if (a < 0 && r != 0) q += 1;\n  if ((a < 0) != (b < 0)) q = -q;\n  return ({c})q;\n}}"
+            "static inline {c} {name}({c} a, {c} b) {{\n  if (__builtin_constant_p(b) && b > 0 && (b & (b - 1)) == 0) return ({c})(a >> __builtin_ctzll(({uc})b));\n  if (b == 0) return 0;\n  {uc} ax = a < 0 ? -({uc})a : ({uc})a, ay = b < 0 ? -({uc})b : ({uc})b;\n  {uc} q = ax / ay, r = ax % ay;\n  if (a < 0 && r != 0) q += 1;\n  if ((a < 0) != (b < 0)) q = -q;\n  return ({c})q;\n}}"
         ),
         "div" => format!("static inline {c} {name}({c} a, {c} b) {{ return b == 0 ? 0 : ({c})(a / b); }}"),
         "mod" if t.signed => format!(
-            "static inline {c} {name}({c} a, {c} b) {{\n  if (b == 0) return 0;\n  {uc} ax = a < 0 ? -({uc})a : ({uc})a, ay = b < 0 ? -({uc})b : ({uc})b;\n  {uc} r = ax % ay;\n  if (a < 0 && r != 0) r = ay - r;\n  return ({c})r;\n}}"
+            "static inline {c} {name}({c} a, {c} b) {{\n  if (__builtin_constant_p(b) && b > 0 && (b & (b - 1)) == 0) return ({c})(a & (b - 1));\n  if (b == 0) return 0;\n  {uc} ax = a < 0 ? -({uc})a : ({uc})a, ay = b < 0 ? -({uc})b : ({uc})b;\n  {uc} r = ax % ay;\n  if (a < 0 && r != 0) r = ay - r;\n  return ({c})r;\n}}"
         ),
         "mod" => format!("static inline {c} {name}({c} a, {c} b) {{ return b == 0 ? 0 : ({c})(a % b); }}"),
         _ => unreachable!("binop {op}"),
