@@ -69,16 +69,6 @@ impl Pat {
             kids.iter().for_each(|k| k.walk(f));
         }
     }
-    /// The constants (bits, value) in the pattern.
-    pub fn constants(&self) -> Vec<(i64, i64)> {
-        let mut v = Vec::new();
-        self.walk(&mut |p| {
-            if let Pat::Const { bits, value } = p {
-                v.push((*bits, *value));
-            }
-        });
-        v
-    }
     /// The Halide ops (name, generics) in the pattern.
     pub fn halide_heads(&self) -> Vec<(String, Vec<i64>)> {
         let mut v = Vec::new();
