@@ -19,6 +19,7 @@ pub mod membership;
 pub mod mutation;
 pub mod oracle;
 pub mod prekey;
+mod products;
 pub mod qemu;
 pub mod silicon;
 pub mod smt;
