@@ -18,9 +18,13 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         report_dir: args.report_dir,
         rules: args.rules,
         ymm: args.ymm,
+        target_features: args.target_features,
         emulate: if args.emulate.as_deref() == Some("simde") { Emulate::Simde } else { Emulate::Auto },
         cpu_flags: args.cpu_flags,
-        compiler: std::env::current_exe().map_err(|e| format!("error: cannot find the misaal binary: {e}"))?,
+        compiler: match args.compiler {
+            Some(bin) => bin,
+            None => std::env::current_exe().map_err(|e| format!("error: cannot find the misaal binary: {e}"))?,
+        },
     };
     misaal_bench::run(&cfg)
 }

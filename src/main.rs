@@ -239,6 +239,17 @@ struct BenchArgs {
     /// most, even where the target has AVX-512F).
     #[arg(long, conflicts_with = "naive")]
     ymm: bool,
+    /// x86: compile with `misaal compile --target-features FEATURES`
+    /// (e.g. `x86-64-linux-avx2`: the code for an AVX2 CPU), timed against
+    /// the suite's own Halide objects as usual. The features also decide
+    /// whether this CPU can run the code natively.
+    #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
+    target_features: Option<String>,
+    /// Compile with this `misaal` binary instead of the running one, for an
+    /// A/B of two builds through one harness (its `compile` must take the
+    /// flags this bench passes).
+    #[arg(long, value_name = "BIN")]
+    compiler: Option<PathBuf>,
     /// x86: build our C against SIMDe's portable intrinsics (`-mavx2`,
     /// libsimde-dev) and check it against the interpreter only, even on a
     /// CPU that could run it natively. Without this flag SIMDe is used

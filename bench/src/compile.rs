@@ -52,6 +52,9 @@ pub fn compile(cfg: &Config, job: &Job) -> Result<Compiled, String> {
         for r in &cfg.rules {
             cmd.arg("--rules").arg(r);
         }
+        if let (Some(f), "x86") = (&cfg.target_features, job.isa) {
+            cmd.arg("--target-features").arg(f);
+        }
         if cfg.ymm && job.isa == "x86" {
             cmd.arg("--ymm");
         }

@@ -60,6 +60,9 @@ pub struct Config {
     pub rules: Vec<PathBuf>,
     /// Pass `--ymm` to every x86 compile (256-bit registers at most).
     pub ymm: bool,
+    /// Pass `--target-features` to every x86 compile; it also decides which
+    /// CPU features the code needs.
+    pub target_features: Option<String>,
     pub emulate: Emulate,
     /// This CPU's feature flags from a file (`flags : ...` as in
     /// /proc/cpuinfo, or whitespace-separated names) instead of

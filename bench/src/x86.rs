@@ -54,10 +54,10 @@ pub fn host_flags(file: Option<&Path>) -> Result<BTreeSet<String>, String> {
     Ok(flags.split_whitespace().map(normalize).collect())
 }
 
-/// The CPUID features `target` implies that `host` lacks, as the specs
-/// name them.
-pub fn missing_features(target: &str, host: &BTreeSet<String>) -> Result<Vec<String>, String> {
-    let needs = misaal_compiler::isel::features::CpuFeatures::from_halide_target(target)?;
+/// The CPUID features the code for `target` (narrowed to `--target-features`
+/// `flag` when given) needs that `host` lacks, as the specs name them.
+pub fn missing_features(flag: Option<&str>, target: &str, host: &BTreeSet<String>) -> Result<Vec<String>, String> {
+    let needs = misaal_compiler::isel::features::CpuFeatures::for_module(flag, target)?;
     Ok(needs.features.into_iter().filter(|f| !host.contains(&normalize(f))).collect())
 }
 
@@ -140,7 +140,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     row.compile_ms = compiled.ms;
     row.peak_rss_kb = compiled.peak_rss_kb;
     row.fallback_exprs = compiled.fallback_exprs;
-    let missing = missing_features(&module.target, &cx.host)?;
+    let missing = missing_features(cfg.target_features.as_deref(), &module.target, &cx.host)?;
     let mode = match cfg.emulate {
         Emulate::Simde => Mode::Simde("--emulate simde".into()),
         Emulate::Auto if missing.is_empty() => Mode::Native,
@@ -409,10 +409,13 @@ mod tests {
     #[test]
     fn cpuinfo_and_spec_names_meet() {
         let host: BTreeSet<String> = "fpu sse sse2 pni ssse3 sse4_1 sse4_2 avx avx2 fma f16c".split_whitespace().map(normalize).collect();
-        assert!(missing_features("x86-64-linux-avx2", &host).unwrap().is_empty());
-        let m = missing_features("x86-64-linux-avx512_zen4", &host).unwrap();
+        assert!(missing_features(None, "x86-64-linux-avx2", &host).unwrap().is_empty());
+        let m = missing_features(None, "x86-64-linux-avx512_zen4", &host).unwrap();
         assert!(m.contains(&"avx512f".to_string()) && m.contains(&"avx512vnni".to_string()), "{m:?}");
         let zen4: BTreeSet<String> = "sse sse2 pni ssse3 sse4_1 sse4_2 avx avx2 fma f16c avx512f avx512cd avx512vl avx512bw avx512dq avx512ifma avx512vbmi avx512_vnni avx512_bf16 avx512_vbmi2 avx512_bitalg avx512_vpopcntdq gfni".split_whitespace().map(normalize).collect();
-        assert!(missing_features("x86-64-linux-avx512_zen4", &zen4).unwrap().is_empty());
+        assert!(missing_features(None, "x86-64-linux-avx512_zen4", &zen4).unwrap().is_empty());
+        // `--target-features avx2` on a zen4 suite: the AVX2 CPU runs it.
+        assert!(missing_features(Some("avx2"), "x86-64-linux-avx512_zen4", &host).unwrap().is_empty());
+        assert!(missing_features(Some("x86-64-linux-avx2"), "x86-64-linux-avx512_zen4", &host).unwrap().is_empty());
     }
 }
