@@ -165,12 +165,7 @@ fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out.extend(regroup::regroupings(halide, x86));
     out.extend(commute::commutations(halide));
     out.extend(mulshr::mul_shifts(halide, x86));
-    // Not searched for now (mulshr::double_width): its 512-bit requantize
-    // (vpmuldq, vpaddq, vpsraq, vpmovsqd) took depthwise_conv from 0.78x to
-    // 1.04x of Halide, but `compile --validate` could not decide mul's and
-    // fully_connected's roots within 20 s per query (the multiply's operand
-    // is itself a product there, and no cut separates it), so they would ship
-    // unvalidated. Re-enable once validation proves them.
+    out.extend(mulshr::double_width(halide));
     out.extend(madd::broadcast_products(halide, x86));
     out.extend(madd::pair_products(halide, x86));
     out.extend(fixup::repairs(halide, x86));
