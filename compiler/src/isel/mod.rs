@@ -157,7 +157,8 @@ pub struct Options {
     /// Free the rule book's caches once a function's rules are loaded,
     /// before saturating ([`RuleBook::release_caches`]): the lower peak
     /// memory of a one-function compile, at the price of rebuilding them
-    /// for the next function. `misaal compile` sets it.
+    /// for the next function; and the freed heap handed back to the OS
+    /// before extraction. `misaal compile` sets it.
     pub release_rule_caches: bool,
 }
 
@@ -415,6 +416,17 @@ pub fn select_module_with(target: &Target, book: &RuleBook, module: &Module, opt
 
 /// Runs rules, saturation and extraction on expressions already encoded
 /// (`started` is when encoding began).
+/// Hands the heap's free pages back to the OS. glibc keeps what a dropped
+/// e-graph freed, fragmented among live blocks, so extraction's own
+/// allocations came on top of it: 2 MB of depthwise_conv's 65.7 MB peak.
+fn return_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it reads no pointer of ours.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
     let dag = enc.dag;
     let mut egraph = egglog::EGraph::default();
@@ -448,6 +460,9 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     // rules (a third of a compile's peak heap) go before it allocates.
     let egraph_nodes = egraph.num_tuples();
     drop(egraph);
+    if opts.release_rule_caches {
+        return_free_heap();
+    }
     let root_class = |node: usize| classes[node].and_then(|v| graph.class_of(v));
     // A scalar Halide op is one C expression, like the Stmt's other scalar
     // code, not a per-lane loop: it costs about one instruction. At the
