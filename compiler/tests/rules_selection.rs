@@ -73,9 +73,9 @@ fn blur5x5_divides_by_25_with_mulhi_and_avg() {
 fn mul_requantizes_with_vector_instructions() {
     let (c, r) = select("mul");
     all_selected("mul", &r);
-    uses("mul", &r, &c, "_mm256_mul_epi32");
-    uses("mul", &r, &c, "_mm256_srav_epi32");
-    uses("mul", &r, &c, "_mm256_sllv_epi32");
+    uses_family("mul", &r, &c, "mul_epi32");
+    uses_family("mul", &r, &c, "srav_epi32");
+    uses_family("mul", &r, &c, "sllv_epi32");
 }
 
 /// `a*x + b*y` on i16 -> i32 is one vpmaddwd per 8 lanes (x86.madd-pair).
