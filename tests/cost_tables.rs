@@ -48,5 +48,12 @@ fn explain_isel_names_the_cost_table() {
     assert!(out.status.success(), "{err}");
     let line = err.lines().find(|l| l.starts_with("cost table: ")).unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains("x86-znver4.csv") && line.contains("`avx512_zen4`"), "{line}");
+    // The code for an AVX2 CPU is costed by the AVX2 table, whatever CPU the
+    // Stmt was printed for.
+    let out = Command::new(env!("CARGO_BIN_EXE_misaal")).args(["compile", stmt, "--explain-isel", "--target-features", "x86-64-linux-avx2", "-o"]).arg(dir.join("k2.c")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let line = err.lines().find(|l| l.starts_with("cost table: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("x86-znver3.csv"), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
