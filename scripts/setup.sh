@@ -39,11 +39,26 @@ command -v llvm-objdump-19 >/dev/null || need_apt+=(llvm-19)
 # intrinsics (misaal bench, run `simde`); llvm-19 above brings llvm-mca-19
 # for the znver4 estimate, and clang-19 builds our C for Zen 4 to feed it.
 [ -f /usr/include/simde/x86/avx512.h ] || need_apt+=(libsimde-dev)
-if ((${#need_apt[@]})); then
+# tests/synth_slurm.rs runs scripts/synth-slurm.sh on a one-node Slurm
+# cluster it starts itself (scripts/slurm-local.sh, every file in a
+# temporary folder): Debian's Slurm 22.05 daemons, client and munge. Their
+# services are not started or configured here, and without the optional
+# plugins (--no-install-recommends below).
+need_slurm=()
+command -v munged >/dev/null || need_slurm+=(munge)
+command -v slurmctld >/dev/null || need_slurm+=(slurmctld)
+command -v slurmd >/dev/null || need_slurm+=(slurmd)
+command -v sbatch >/dev/null || need_slurm+=(slurm-client)
+if ((${#need_apt[@]} + ${#need_slurm[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing ${need_apt[*]} with apt-get"
+    echo "setup: installing ${need_apt[*]} ${need_slurm[*]} with apt-get"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+    if ((${#need_apt[@]})); then
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+    fi
+    if ((${#need_slurm[@]})); then
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_slurm[@]}"
+    fi
 fi
 
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$Z3_VERSION" ] || [ ! -e "$DEPS/z3/lib/libz3.so" ]; then

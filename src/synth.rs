@@ -141,19 +141,24 @@ fn whole(args: &SynthArgs) -> Result<ExitCode, String> {
         return Err("error: --shards 0: there is no shard to merge".into());
     }
     let digest = cfg.digest(&lib);
-    // Every shard must be finished before anything is written.
+    // Every shard must be finished before anything is written; all the
+    // unfinished ones are named at once (on a cluster each is resubmitted).
     if let Some(n) = merge {
         use misaal_synth::enumerate::{Shard, checkpoint};
+        let mut unfinished = Vec::new();
         for k in 0..n {
             let p = checkpoint::path(&args.out_dir, &args.spec.target, Shard { k, n });
-            let cp = checkpoint::Checkpoint::load(&p).map_err(|e| format!("error: {e} (run `misaal synth --shard {k}/{n}` first)"))?;
-            if cp.digest != digest {
-                return Err(format!("error: {} was made with another configuration or spec set; give merge the shards' options or run that shard again", p.display()));
-            }
             let owned = (0..cfg.signatures.len()).filter(|&u| (Shard { k, n }).owns(u)).count();
-            if cp.units.len() != owned {
-                return Err(format!("error: {}: shard {k}/{n} has finished {} of its {owned} units; finish it with --resume first", p.display(), cp.units.len()));
+            match checkpoint::Checkpoint::load(&p) {
+                Err(_) if !p.exists() => unfinished.push(format!("shard {k}/{n}: no checkpoint {} (the shard has not run: `misaal synth --shard {k}/{n}`)", p.display())),
+                Err(e) => unfinished.push(format!("shard {k}/{n}: {e} (delete it and run the shard again)")),
+                Ok(cp) if cp.digest != digest => unfinished.push(format!("shard {k}/{n}: {} was made with another configuration or spec set; give merge the shards' options or run that shard again", p.display())),
+                Ok(cp) if cp.units.len() != owned => unfinished.push(format!("shard {k}/{n}: {} has finished {} of its {owned} units; finish it with --resume", p.display(), cp.units.len())),
+                Ok(_) => {}
             }
+        }
+        if !unfinished.is_empty() {
+            return Err(format!("error: nothing merged: {} of the {n} shards are not finished\n  {}", unfinished.len(), unfinished.join("\n  ")));
         }
     }
     let ck_path = pipeline::path(&args.out_dir, &args.spec.target);

@@ -133,13 +133,23 @@ fn a_killed_run_resumes_to_the_same_bytes() {
 fn shards_merged_equal_the_whole_run() {
     whole();
     let d = scratch("shards");
-    // Merging before the shards ran is an error, not a shorter ruleset.
+    // Merging before the shards ran is an error, not a shorter ruleset,
+    // and it names every shard that is missing.
     let o = with_rules_out(synth(&d, Some("merge")), &d).args(["--shards", "3"]).output().expect("runs");
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--shard 0/3"), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for want in ["nothing merged: 3 of the 3 shards", "--shard 0/3", "--shard 1/3", "--shard 2/3"] {
+        assert!(err.contains(want), "{want:?} missing from: {err}");
+    }
     for k in 0..3 {
         let out = run_ok(synth(&d, None).args(["--shard", &format!("{k}/3")]));
         assert!(out.contains("misaal synth --target x86 merge --shards 3"), "{out}");
+        if k == 0 {
+            // With one of three shards done, the merge names the two left only.
+            let o = with_rules_out(synth(&d, Some("merge")), &d).args(["--shards", "3"]).output().expect("runs");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.code() == Some(2) && err.contains("2 of the 3 shards") && !err.contains("shard 0/3") && err.contains("shard 2/3"), "{err}");
+        }
     }
     // Each shard's time is in a CSV of its own (shards run at once on a cluster).
     for k in 0..3 {

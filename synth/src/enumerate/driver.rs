@@ -25,7 +25,7 @@ pub struct RunOptions<'a> {
 /// checkpoint (every finished unit of the shard) and the x86 pools built.
 pub fn run_shard(inp: &Inputs, cfg: &Config, opts: &RunOptions) -> Result<(Checkpoint, TargetPools), String> {
     let mut cp = if opts.resume && opts.checkpoint.exists() {
-        let cp = Checkpoint::load(opts.checkpoint)?;
+        let cp = Checkpoint::load(opts.checkpoint).map_err(|e| format!("{e}; delete it (or run without --resume) to start over"))?;
         if cp.digest != opts.digest || cp.shard != opts.shard {
             return Err(format!("{} is from another configuration, spec set or shard; run without --resume to start over", opts.checkpoint.display()));
         }
