@@ -159,6 +159,13 @@ impl From<u32> for Budget {
 }
 
 impl Budget {
+    /// Half of each limit, never none: half of an rlimit of 1 is still 1,
+    /// not 0 (which is no limit at all).
+    fn half(self) -> Budget {
+        let half = |x: u32| if x == 0 { 0 } else { (x / 2).max(1) };
+        Budget { timeout_ms: half(self.timeout_ms), rlimit: half(self.rlimit) }
+    }
+
     fn solver(self) -> z3::Solver {
         let solver = z3::Solver::new();
         let mut p = z3::Params::new();
@@ -525,7 +532,7 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
         let mut products = crate::products::products(&a.dag, &ta);
         products.extend(crate::products::products(&b.dag, &tb));
         if let Some((abstracted, facts)) = crate::products::abstract_products(&claim, &products) {
-            let half = Budget { timeout_ms: budget.timeout_ms / 2, rlimit: budget.rlimit / 2 };
+            let half = budget.half();
             let solver = half.solver();
             facts.iter().for_each(|f| solver.assert(f));
             solver.assert(abstracted.not());
@@ -733,6 +740,13 @@ mod tests {
 
     /// A `canceled` from Z3 counts as an exhausted rlimit only when an
     /// rlimit was set and the wall clock was far from its timeout.
+    #[test]
+    fn half_a_budget_is_never_no_limit() {
+        assert_eq!(Budget { timeout_ms: 20_000, rlimit: 1 }.half(), Budget { timeout_ms: 10_000, rlimit: 1 });
+        assert_eq!(Budget { timeout_ms: 1, rlimit: 0 }.half(), Budget { timeout_ms: 1, rlimit: 0 });
+        assert_eq!(Budget { timeout_ms: 0, rlimit: 7 }.half(), Budget { timeout_ms: 0, rlimit: 3 });
+    }
+
     #[test]
     fn canceled_early_under_an_rlimit_is_the_rlimit() {
         let r = |rlimit, ms| unknown_reason("canceled".into(), Budget { timeout_ms: 10_000, rlimit }, std::time::Duration::from_millis(ms));
