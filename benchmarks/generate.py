@@ -185,7 +185,15 @@ def compile_one(name, object_target=None):
     install_polyfills(hl)
     sys.dont_write_bytecode = True  # no __pycache__ in kernels/
     sys.path.insert(0, KERNEL_DIR)
-    kernel = importlib.import_module(name).build()
+    return compile_kernel(name, importlib.import_module(name).build(), object_target)
+
+
+def compile_kernel(name, kernel, object_target=None):
+    """Writes the Stmt, object and header of `kernel` (a build() dict, see
+    kernels/_common.py) as function `name`; returns its manifest entry.
+    benchmarks/random/generate.py calls it with its random pipelines."""
+    import halide as hl
+
     out, inputs = kernel["output"], kernel["inputs"]
     sizes, values = kernel["sizes"], kernel["values"]
     mins = kernel.get("mins", {})
