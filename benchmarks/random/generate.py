@@ -78,6 +78,12 @@ def worker(opts):
         prog = programs.program(opts.seed, opts.index, opts.attempt)
         prog["origin"] = {"seed": opts.seed, "index": opts.index, "attempt": opts.attempt}
     programs.check(prog)
+    os.makedirs(suite_gen.STMT_DIR, exist_ok=True)
+    os.makedirs(suite_gen.BUILD_DIR, exist_ok=True)
+    runtime = os.path.join(suite_gen.BUILD_DIR, "runtime.o")
+    if opts.runtime and not os.path.exists(runtime):
+        import halide as hl
+        hl.compile_standalone_runtime(runtime, hl.Target(suite_gen.object_targets(opts.object_target)[1]))
     print(json.dumps(compile_program(opts.worker, prog, opts.object_target)))
 
 
@@ -113,6 +119,7 @@ def main():
     ap.add_argument("--index", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--attempt", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--program", metavar="FILE", help="with --worker NAME: compile this program file")
+    ap.add_argument("--runtime", action="store_true", help="with --worker: also write build/halide/runtime.o if missing")
     opts = ap.parse_args()
     suite_gen.set_suite(opts.suite)
     if opts.target:
