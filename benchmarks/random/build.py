@@ -2,6 +2,7 @@
 dict of kernels/_common.py's Spec.finish, which generate.py's
 compile_kernel turns into Stmt, object and manifest entry."""
 
+import json
 import os
 import sys
 
@@ -60,6 +61,12 @@ def reach(prog):
     return out
 
 
+def reads_weight(stage, name):
+    """Whether a reduction stage reads weight `name` (a dot product's own
+    weight, or a ["wt", name] leaf in its body)."""
+    return stage.get("weight") == name or ('["wt", "%s"]' % name) in json.dumps(stage["body"])
+
+
 class Builder:
     def __init__(self, prog):
         self.prog = prog
@@ -83,7 +90,9 @@ class Builder:
             self.inputs[name] = p
         self.weights = {}
         for w in prog.get("weights", []):
-            self.weights[w["name"]] = self.spec.buffer(htype(w["type"]), w["name"], [w["extent"]])
+            # Indexed by the RDom of every reduction whose body reads it.
+            k = max([w["extent"]] + [s["extent"] for s in prog["stages"] if "reduce" in s and reads_weight(s, w["name"])])
+            self.weights[w["name"]] = self.spec.buffer(htype(w["type"]), w["name"], [k])
         self.params = {}
         for p in prog.get("params", []):
             self.params[p["name"]] = self.spec.scalar(htype(p["type"]), p["name"], p["value"])
