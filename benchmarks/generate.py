@@ -338,8 +338,14 @@ def main():
 
     # Kernels in the suite's order; entries of removed kernels are dropped.
     manifest["kernels"] = {n: manifest["kernels"][n] for n in KERNELS if n in manifest["kernels"]}
+    return finish(manifest, "%d kernels" % len(manifest["kernels"]), failed)
+
+
+def finish(manifest, summary, failed):
+    """Writes the manifest, prints its summary line and what failed;
+    returns the exit status (benchmarks/random/generate.py ends so too)."""
     write_if_changed(MANIFEST, format_manifest(manifest))
-    print("manifest.json: %d kernels" % len(manifest["kernels"]))
+    print("manifest.json: %s" % summary)
     if failed:
         print("failed: %s" % ", ".join(failed))
         return 1

@@ -158,13 +158,8 @@ def main():
 
     manifest = {"halide": suite_gen.halide_version(), "target": suite_gen.TARGET,
                 "kernels": {n: entries[n] for n in sorted(entries)}}
-    suite_gen.write_if_changed(suite_gen.MANIFEST, suite_gen.format_manifest(manifest))
-    print("manifest.json: %d pipelines (%d regenerated from a derived seed) in %.0fs"
-          % (len(entries), retried, time.time() - t0))
-    if failed:
-        print("failed: %s" % ", ".join(failed))
-        return 1
-    return 0
+    return suite_gen.finish(manifest, "%d pipelines (%d regenerated from a derived seed) in %.0fs"
+                            % (len(entries), retried, time.time() - t0), failed)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ def failure_class(cell):
         return "interpreter"
     if "Halide's object" in cell:
         return "halide"
+    if "the naive build differs" in cell:
+        return "naive"
     return "other: " + cell[:60]
 
 
