@@ -185,7 +185,15 @@ def compile_one(name, object_target=None):
     install_polyfills(hl)
     sys.dont_write_bytecode = True  # no __pycache__ in kernels/
     sys.path.insert(0, KERNEL_DIR)
-    kernel = importlib.import_module(name).build()
+    return compile_kernel(name, importlib.import_module(name).build(), object_target)
+
+
+def compile_kernel(name, kernel, object_target=None):
+    """Writes the Stmt, object and header of `kernel` (a build() dict, see
+    kernels/_common.py) as function `name`; returns its manifest entry.
+    benchmarks/random/generate.py calls it with its random pipelines."""
+    import halide as hl
+
     out, inputs = kernel["output"], kernel["inputs"]
     sizes, values = kernel["sizes"], kernel["values"]
     mins = kernel.get("mins", {})
@@ -330,8 +338,14 @@ def main():
 
     # Kernels in the suite's order; entries of removed kernels are dropped.
     manifest["kernels"] = {n: manifest["kernels"][n] for n in KERNELS if n in manifest["kernels"]}
+    return finish(manifest, "%d kernels" % len(manifest["kernels"]), failed)
+
+
+def finish(manifest, summary, failed):
+    """Writes the manifest, prints its summary line and what failed;
+    returns the exit status (benchmarks/random/generate.py ends so too)."""
     write_if_changed(MANIFEST, format_manifest(manifest))
-    print("manifest.json: %d kernels" % len(manifest["kernels"]))
+    print("manifest.json: %s" % summary)
     if failed:
         print("failed: %s" % ", ".join(failed))
         return 1

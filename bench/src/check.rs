@@ -5,14 +5,18 @@
 use crate::Kernel;
 use crate::inputs::InputSet;
 use misaal_frontends::interp::{ArgValue, Interp};
-use misaal_frontends::stmt::ast::{ArgKind, Func, Module};
+use misaal_frontends::stmt::ast::Module;
 
-/// The reference interpreter on one input set: `func` run on the
+/// The reference interpreter on one input set: the module's public function run on the
 /// manifest's arguments, the input buffers holding the set's bytes (the
 /// rest zeroed, at the manifest's mins). Returns the output buffers'
 /// bytes, concatenated in manifest order (as every harness writes them).
-pub fn interpret(ops: &misaal_isa::SpecLibrary, func: &Func, k: &Kernel, set: &InputSet) -> Result<Vec<u8>, String> {
+pub fn interpret(ops: &misaal_isa::SpecLibrary, module: &Module, k: &Kernel, set: &InputSet) -> Result<Vec<u8>, String> {
+    let func = crate::public_func(module)?;
     let mut vals = Vec::new();
+    // Buffer arguments by the manifest, which the interpreter returns: an
+    // input the body never reads parses as no buffer at all.
+    let mut buffers = Vec::new();
     for fa in &func.args {
         let spec = k.args.iter().find(|a| a.name == fa.name).ok_or(format!("the manifest lacks argument `{}`", fa.name))?;
         if !spec.buffer {
@@ -20,15 +24,15 @@ pub fn interpret(ops: &misaal_isa::SpecLibrary, func: &Func, k: &Kernel, set: &I
             continue;
         }
         let mins: Vec<i64> = (0..spec.dims.len()).map(|d| spec.min.get(d).copied().unwrap_or(0)).collect();
+        buffers.push(spec.name.as_str());
         let mut b = misaal_frontends::interp::Buffer::dense(spec.ty, &mins, &spec.dims);
         if let Some((_, d)) = set.iter().find(|(n, _)| *n == spec.name) {
             b.data = d.clone();
         }
         vals.push(ArgValue::Buffer(b));
     }
-    let res = Interp::new(ops).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
+    let res = Interp::new(ops).with_funcs(&module.funcs).run(func, vals).map_err(|e| format!("interpreter: {e}"))?;
     // The interpreter returns every buffer argument, in `func`'s order.
-    let buffers: Vec<&str> = func.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
     let mut out = Vec::new();
     for a in k.args.iter().filter(|a| a.output) {
         let i = buffers.iter().position(|n| *n == a.name).ok_or(format!("output `{}` is not a buffer of the Stmt", a.name))?;
@@ -43,8 +47,7 @@ pub fn interpret(ops: &misaal_isa::SpecLibrary, func: &Func, k: &Kernel, set: &I
 pub fn interpret_all(module: &Module, k: &Kernel, sets: &[InputSet]) -> Result<Vec<Vec<u8>>, String> {
     use rayon::prelude::*;
     let ops = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let func = crate::public_func(module)?;
-    sets.par_iter().map(|s| interpret(&ops, func, k, s)).collect()
+    sets.par_iter().map(|s| interpret(&ops, module, k, s)).collect()
 }
 
 /// What one kernel's outputs were compared with, and what differed.

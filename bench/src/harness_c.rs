@@ -42,7 +42,8 @@ pub fn harness(function: &str, args: &[ArgSpec]) -> Result<String, String> {
     }
     c.push_str(
         "static double now_us(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }\n\
-         static void *slurp(const char *p, size_t n) { void *b = calloc(1, n ? n : 1); FILE *f = fopen(p, \"rb\"); if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", p); exit(3); } fclose(f); return b; }\n\
+         static void *zalloc(size_t n) { n = (n + 127) & ~(size_t)127; void *b = aligned_alloc(128, n ? n : 128); if (!b) { fprintf(stderr, \"out of memory\\n\"); exit(3); } memset(b, 0, n ? n : 128); return b; }\n\
+         static void *slurp(const char *p, size_t n) { void *b = zalloc(n); FILE *f = fopen(p, \"rb\"); if (!f || fread(b, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", p); exit(3); } fclose(f); return b; }\n\
          static FILE *create(const char *p) { FILE *f = fopen(p, \"wb\"); if (!f) { fprintf(stderr, \"cannot write %s\\n\", p); exit(3); } return f; }\n\
          static void spit(FILE *f, const void *b, size_t n) { if (fwrite(b, 1, n, f) != n) { fprintf(stderr, \"cannot write an output\\n\"); exit(3); } }\n\
          static void make(struct halide_buffer_t *b, struct halide_dimension_t *d, void *host, int code, int bits, const int *min, const int *ext, int nd) {\n\
@@ -69,7 +70,9 @@ pub fn harness(function: &str, args: &[ArgSpec]) -> Result<String, String> {
         for (k, v) in calls.iter_mut().enumerate() {
             let guard = variants[k].guard;
             let host = if a.output {
-                let _ = writeln!(c, "#if {guard}\n  void *h{i}_{k} = calloc(1, {bytes});\n#endif");
+                // 128-byte aligned, as Halide's runtime allocates: Halide's
+                // objects may load a buffer with aligned zmm moves.
+                let _ = writeln!(c, "#if {guard}\n  void *h{i}_{k} = zalloc({bytes});\n#endif");
                 format!("h{i}_{k}")
             } else {
                 format!("h{i}")

@@ -241,7 +241,8 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
         }
         let out = run.output().map_err(|e| e.to_string())?;
         if !out.status.success() {
-            return Err(format!("harness failed on input {r}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            // A signal (SIGILL: an instruction this CPU lacks) prints nothing.
+            return Err(format!("harness failed on input {r}: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
         }
         if timed {
             for (label, t) in parse_times(&String::from_utf8_lossy(&out.stdout)) {

@@ -72,12 +72,18 @@ enum Value {
     BufferT(usize),
     Null,
     Str(String),
+    /// `make_struct(...)`: a parallel loop's closure, its members by value.
+    Struct(Vec<Value>),
+    /// `::name`: an internal function (a `halide_do_par_for` task).
+    Func(String),
 }
 
 pub struct Interp<'a> {
     ops: &'a SpecLibrary,
     buffers: Vec<Buffer>,
     env: Vec<(String, Value)>,
+    /// The module's functions, for the tasks of `halide_do_par_for`.
+    funcs: &'a [Func],
 }
 
 /// `<S, E, N>` of a Halide type: signedness, element bits, lanes.
@@ -87,7 +93,14 @@ fn sen(t: Type) -> [i128; 3] {
 
 impl<'a> Interp<'a> {
     pub fn new(ops: &'a SpecLibrary) -> Self {
-        Interp { ops, buffers: Vec::new(), env: Vec::new() }
+        Interp { ops, buffers: Vec::new(), env: Vec::new(), funcs: &[] }
+    }
+
+    /// The module's other functions, which `halide_do_par_for` calls by
+    /// name (a `parallel` loop's body); without them such a call is an error.
+    pub fn with_funcs(mut self, funcs: &'a [Func]) -> Self {
+        self.funcs = funcs;
+        self
     }
 
     /// Runs `func` on `args` (in the function's argument order) and returns
@@ -260,6 +273,7 @@ impl<'a> Interp<'a> {
             ExprKind::UInt(v) => Value::Bits(t, BitVec::from_u128(t.bits as u32, *v as u128)),
             ExprKind::Float(_) => return err("unsupported: floating point"),
             ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Var(n) if n.starts_with("::") => Value::Func(n[2..].to_string()),
             ExprKind::Var(n) => self.lookup(n)?.clone(),
             ExprKind::Cast(a) | ExprKind::Reinterpret(a) => {
                 let reinterpret = matches!(e.kind, ExprKind::Reinterpret(_));
@@ -403,7 +417,13 @@ impl<'a> Interp<'a> {
     fn intrinsic(&mut self, i: Intrinsic, args: &[Expr], t: Type) -> R<Value> {
         use Intrinsic::*;
         let vals: Vec<(Type, BitVec)> = match i {
-            MakeStruct | Stringify => return Ok(Value::Str(format!("{i:?}"))),
+            MakeStruct => return Ok(Value::Struct(args.iter().map(|a| self.eval(a)).collect::<R<_>>()?)),
+            LoadTypedStructMember => {
+                let Value::Struct(members) = self.eval(&args[0])? else { return err("load_typed_struct_member of something not a make_struct") };
+                let k = self.int(&args[2])?;
+                return members.get(k as usize).cloned().ok_or_else(|| InterpError(format!("load_typed_struct_member: no member {k} of {}", members.len())));
+            }
+            Stringify => return Ok(Value::Str(format!("{i:?}"))),
             _ => args.iter().map(|a| self.bits(a)).collect::<R<_>>()?,
         };
         let a0 = vals.first().map(|v| v.0).ok_or_else(|| InterpError(format!("`{}` needs arguments", i.name())))?;
@@ -489,6 +509,27 @@ impl<'a> Interp<'a> {
             }
             "_halide_buffer_get_device_dirty" | "_halide_buffer_get_host_dirty" | "_halide_buffer_is_bounds_query" => num(t, 0),
             "_halide_buffer_set_host_dirty" | "_halide_buffer_set_device_dirty" => num(t, 0),
+            // A parallel loop, run serially: the task is an internal
+            // function of (user context, loop variable, closure).
+            "halide_do_par_for" => {
+                let Value::Func(task) = self.eval(&args[0])? else { return err("halide_do_par_for: the task is not a function") };
+                let f = self.funcs.iter().find(|f| f.name == task).ok_or_else(|| InterpError(format!("halide_do_par_for: no function `{task}` (Interp::with_funcs)")))?;
+                if f.args.len() != 3 {
+                    return err(format!("halide_do_par_for: task `{task}` takes {} arguments, not 3", f.args.len()));
+                }
+                let (lo, n) = (self.int(&args[1])?, self.int(&args[2])?);
+                let closure = self.eval(&args[3])?;
+                for i in lo..lo + n.max(0) {
+                    let depth = self.env.len();
+                    self.env.push((f.args[0].name.clone(), Value::Null));
+                    self.env.push((f.args[1].name.clone(), Value::Bits(Type::I32, BitVec::from_i128(32, i as i128))));
+                    self.env.push((f.args[2].name.clone(), closure.clone()));
+                    let r = self.exec(&f.body);
+                    self.env.truncate(depth);
+                    r?;
+                }
+                num(t, 0)
+            }
             n if n.starts_with("halide_error") => {
                 let mut parts = Vec::new();
                 for a in args {

@@ -219,6 +219,12 @@ impl Dialect for X86 {
     }
     fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String> {
         self.reg_type(bits)?;
+        if bits == 64 {
+            // A 64-bit vector lives in a GPR (`long long`): the low half of
+            // a 128-bit splat, not a 256-bit one assigned to an integer.
+            let f = format!("_mm_set1_{}", Self::set1_suffix(elem, 128)?);
+            return Ok((format!("_mm_cvtsi128_si64({f}({arg}))"), f));
+        }
         let f = format!("{}_set1_{}", Self::prefix(bits), Self::set1_suffix(elem, bits)?);
         Ok((format!("{f}({arg})"), f))
     }
