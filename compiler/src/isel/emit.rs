@@ -176,13 +176,11 @@ impl State {
         // two are independent, and each is tens of milliseconds.
         let isa = crate::isel::isa_of_halide_target(module_target).map_err(CompileError::new)?;
         let load_cache = || opts.verdict_cache.as_ref().map(|p| (p.clone(), misaal_verifier::audit::VerdictCache::load_for_target(p, isa)));
-        let (target, cache) = rayon::join(|| Target::for_halide_target(module_target), load_cache);
-        let mut target = target.map_err(CompileError::new)?;
         // Costs belong to the CPU the code is for: `--target-features`
         // (x86-64-linux-avx2 on a zen4 Stmt) names it when given.
-        if let Some(f) = opts.features.as_ref().filter(|f| f.source != module_target) {
-            target.costs = crate::isel::extract::CostModel::for_halide_target(&target.instrs, target.isa, &f.source.replace(',', "-"));
-        }
+        let cpu = opts.features.as_ref().map_or_else(|| module_target.to_string(), |f| f.source.replace(',', "-"));
+        let (target, cache) = rayon::join(|| Target::for_halide_target(module_target, &cpu), load_cache);
+        let mut target = target.map_err(CompileError::new)?;
         // The widest register is the compile's, not the ISA's: 512 bits on
         // an AVX-512 target when asked for (`Options::zmm`), else 256.
         if let Some(f) = opts.features.as_ref().filter(|_| opts.zmm) {

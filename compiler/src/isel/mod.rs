@@ -113,11 +113,13 @@ impl Target {
         Ok(Target { isa, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
     }
 
-    /// The target of a Stmt whose header says `target=`, or of `--target`.
-    pub fn for_halide_target(target: &str) -> Result<Target, String> {
+    /// The target of a Stmt whose header says `target=`, or of `--target`,
+    /// costed for the CPU `cpu` names (a Halide target or feature list:
+    /// the same string, or `--target-features`).
+    pub fn for_halide_target(target: &str, cpu: &str) -> Result<Target, String> {
         let mut t = Target::load(isa_of_halide_target(target)?)?;
-        // Costs of the target's microarchitecture (`avx512_zen4` -> znver4).
-        t.costs = CostModel::for_halide_target(&t.instrs, t.isa, target);
+        // Costs of the CPU's microarchitecture (`avx512_zen4` -> znver4).
+        t.costs = CostModel::for_halide_target(&t.instrs, t.isa, cpu);
         Ok(t)
     }
 
@@ -414,8 +416,6 @@ pub fn select_module_with(target: &Target, book: &RuleBook, module: &Module, opt
     select_encoded(target, book, enc, t, opts)
 }
 
-/// Runs rules, saturation and extraction on expressions already encoded
-/// (`started` is when encoding began).
 /// Hands the heap's free pages back to the OS. glibc keeps what a dropped
 /// e-graph freed, fragmented among live blocks, so extraction's own
 /// allocations came on top of it: 2 MB of depthwise_conv's 65.7 MB peak.
@@ -427,6 +427,8 @@ fn return_free_heap() {
     }
 }
 
+/// Runs rules, saturation and extraction on expressions already encoded
+/// (`started` is when encoding began).
 pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
     let dag = enc.dag;
     let mut egraph = egglog::EGraph::default();
