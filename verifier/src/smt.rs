@@ -526,19 +526,16 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
     let tb = sweep(a, b, &ops, &ta, budget);
     let whole = |s: &Semantics, t: &[BV]| s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes");
     let claim = whole(a, &ta).eq(whole(b, &tb));
-    if has_product(a) || has_product(b) {
-        // Half the budget for the claim with its products cut (see
-        // `products`); what that does not prove goes on as it was.
-        let mut products = crate::products::products(&a.dag, &ta);
-        products.extend(crate::products::products(&b.dag, &tb));
-        if let Some((abstracted, facts)) = crate::products::abstract_products(&claim, &products) {
-            let half = budget.half();
-            let solver = half.solver();
-            facts.iter().for_each(|f| solver.assert(f));
-            solver.assert(abstracted.not());
-            if solver.check() == z3::SatResult::Unsat {
-                return Equivalence::Proved;
-            }
+    // Half the budget for the claim with its products cut (see
+    // `products`); what that does not prove goes on as it was.
+    let mut products = crate::products::products(&a.dag, &ta);
+    products.extend(crate::products::products(&b.dag, &tb));
+    if let Some((abstracted, facts)) = crate::products::abstract_products(&claim, &products) {
+        let solver = budget.half().solver();
+        facts.iter().for_each(|f| solver.assert(f));
+        solver.assert(abstracted.not());
+        if solver.check() == z3::SatResult::Unsat {
+            return Equivalence::Proved;
         }
     }
     let solver = budget.solver();
@@ -566,12 +563,6 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
         }
         z3::SatResult::Unknown => Equivalence::Unknown(unknown_reason(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into()), budget, started.elapsed())),
     }
-}
-
-/// Whether `s` multiplies two vectors somewhere (products by numerals
-/// too: the cut bounds them).
-fn has_product(s: &Semantics) -> bool {
-    s.dag.nodes().iter().any(|n| matches!(n, Node::Bin(BvOp::Mul, ..)))
 }
 
 /// Z3's reason for an `unknown`, with an exhausted resource limit said as
