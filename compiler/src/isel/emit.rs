@@ -137,7 +137,7 @@ impl IselReport {
     pub fn times(&self) -> String {
         let sum = |f: &dyn Fn(&Selection) -> f64| self.selections.iter().map(|(_, s)| f(s)).sum::<f64>() * 1e3;
         format!(
-            "target {:.1} ms, rule book {:.1} ms, select {:.1} ms (encode {:.1}, rules {:.1} [verdict files {:.1}, verdicts {:.1}], saturate {:.1}, extract {:.1})",
+            "target {:.1} ms, rule book {:.1} ms, select {:.1} ms (encode {:.1}, rules {:.1} [verdict files {:.1}, verdicts {:.1}, egglog {:.1}], saturate {:.1}, extract {:.1})",
             self.target_secs * 1e3,
             self.rule_book_secs * 1e3,
             sum(&|s| s.encode_secs + s.rules_secs + s.saturate_secs + s.extract_secs),
@@ -145,6 +145,7 @@ impl IselReport {
             sum(&|s| s.rules_secs),
             sum(&|s| s.rules.verdict_files_secs),
             sum(&|s| s.rules.verify_secs),
+            sum(&|s| s.egglog_rules_secs),
             sum(&|s| s.saturate_secs),
             sum(&|s| s.extract_secs),
         )

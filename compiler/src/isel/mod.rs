@@ -265,6 +265,9 @@ pub struct Selection {
     pub egraph_nodes: usize,
     pub encode_secs: f64,
     pub rules_secs: f64,
+    /// Of `rules_secs`: egglog parsing, type-checking and compiling the
+    /// rules' program.
+    pub egglog_rules_secs: f64,
     pub saturate_secs: f64,
     pub extract_secs: f64,
 }
@@ -447,7 +450,9 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     if opts.release_rule_caches {
         book.release_caches();
     }
+    let t_egglog = Instant::now();
     egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    let egglog_rules_secs = t_egglog.elapsed().as_secs_f64();
     let rules_secs = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -586,6 +591,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         egraph_nodes,
         encode_secs,
         rules_secs,
+        egglog_rules_secs,
         saturate_secs,
         extract_secs,
     })
