@@ -8,30 +8,56 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The ISA a compile is for: the Stmt header's architecture; `--target`,
-/// when given, must agree with it.
-pub fn compile_isa(flag: Option<&str>, module: &misaal_frontends::stmt::Module) -> Result<&'static str, String> {
-    let isa = misaal_compiler::isel::isa_of_halide_target(&module.target).map_err(|e| format!("error: {e}"))?;
-    match flag {
-        Some(t) if t != isa => Err(format!("error: --target {t}, but the Stmt's header says target={} ({isa})", module.target)),
-        _ => Ok(isa),
+/// The ISA a compile is for: the Stmt header's, or `--target`'s. A Stmt
+/// lowered for another target (`arm-64-osx-arm_dot_prod-sve2` compiled with
+/// `--target x86`) is compiled from its target-neutral vector IR: its header
+/// becomes a target of the requested ISA with the same bits, OS and non-ISA
+/// parts (`no_asserts`, ...) and none of the other ISA's features
+/// (`--target-features` gives the new ones). Returns the ISA and what to warn.
+pub fn retarget(flag: Option<&str>, module: &mut misaal_frontends::stmt::Module) -> Result<(&'static str, Vec<String>), String> {
+    let header = misaal_compiler::isel::isa_of_halide_target(&module.target);
+    let Some(want) = flag else { return header.map(|isa| (isa, vec![])).map_err(|e| format!("error: {e}")) };
+    let isa = *misaal_compiler::isel::ISAS.iter().find(|i| **i == want).ok_or_else(|| format!("error: --target {want}: none of {}", misaal_compiler::isel::ISAS.join(", ")))?;
+    if header == Ok(isa) {
+        return Ok((isa, vec![]));
     }
+    let parts: Vec<&str> = module.target.split('-').collect();
+    let arch = match isa {
+        "hvx" => "hexagon",
+        other => other,
+    };
+    let bits = parts.get(1).copied().filter(|b| matches!(*b, "32" | "64")).unwrap_or(if isa == "hvx" { "32" } else { "64" });
+    // `sve`, `sve2` name no instruction misaal selects, but they are ARM's.
+    let keep = |p: &str| misaal_compiler::isel::features::is_non_isa(p) && !matches!(p, "sve" | "sve2");
+    let (kept, dropped): (Vec<&str>, Vec<&str>) = parts.iter().skip(2).copied().partition(|p| keep(p));
+    let target = [arch, bits].into_iter().chain(kept).collect::<Vec<_>>().join("-");
+    let mut warning = format!("the Stmt was lowered for `{}`; compiling its target-neutral vector IR for {isa} as `{target}`", module.target);
+    if !dropped.is_empty() {
+        warning.push_str(&format!(" (its target features not used: {}; give {isa} ones with --target-features)", dropped.join(", ")));
+    }
+    module.target = target;
+    Ok((isa, vec![warning]))
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, String> {
     let started = std::time::Instant::now();
     let text = std::fs::read_to_string(&args.input).map_err(|e| format!("error: cannot read {}: {e}", args.input.display()))?;
     let opts = misaal_frontends::stmt::ParseOptions { buffer_types: args.buffer_type.clone() };
-    let module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
+    let mut module = misaal_frontends::stmt::parse_module_with(&args.input.display().to_string(), &text, &opts).map_err(|d| d.to_string())?;
     let parse_secs = started.elapsed().as_secs_f64();
     let mut isel_times = String::new();
     let mut emit_secs = 0.0;
-    compile_isa(args.target.as_deref(), &module)?;
+    for w in retarget(args.target.as_deref(), &mut module)?.1 {
+        eprintln!("warning: {}: {w}", args.input.display());
+    }
     // Halide's AOT object names the function after the func, not the module.
     let default = module.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).map(|f| f.name.clone()).unwrap_or_else(|| module.name.clone());
     let symbol = args.name.clone().unwrap_or(default);
     let prog = if !args.naive {
         let features = misaal_compiler::isel::features::CpuFeatures::for_module(args.target_features.as_deref(), &module.target).map_err(|e| format!("error: {e}"))?;
+        for f in &features.unknown {
+            eprintln!("warning: {}: target feature `{f}` of `{}` is not one misaal knows; ignored", args.input.display(), features.source);
+        }
         let mut isel = misaal_compiler::isel::Options { verdict_cache: Some(crate::VERDICT_CACHE.into()), features: Some(features), zmm: !args.ymm, release_rule_caches: true, ..Default::default() };
         if let Some((path, text)) = rule_files(&args.rules)? {
             isel.rules = Some(path);

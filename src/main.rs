@@ -113,8 +113,10 @@ struct CompileArgs {
     /// A `.stmt` file as Halide prints it.
     input: PathBuf,
     /// `x86`, `arm` or `hvx`; by default the Stmt header's `target=`
-    /// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`) decides, and a
-    /// `--target` that disagrees with it is an error.
+    /// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`) decides. A Stmt
+    /// lowered for another target is compiled for this one from its
+    /// target-neutral vector IR, with a warning (features from
+    /// `--target-features`, else the ISA's baseline).
     #[arg(long)]
     target: Option<String>,
     /// The C file to write; the header goes next to it with `.h`.

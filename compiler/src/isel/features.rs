@@ -21,6 +21,9 @@ pub struct CpuFeatures {
     /// The Halide target or feature list it came from, for messages.
     pub source: String,
     pub features: BTreeSet<String>,
+    /// Feature names of a target string this table does not know (a later
+    /// Halide's, or a typo): ignored, for the caller to warn about.
+    pub unknown: Vec<String>,
 }
 
 /// Halide feature -> (the Halide features it implies, the CPUID features it adds).
@@ -79,7 +82,7 @@ fn table(isa: &str) -> Result<(&'static [(&'static str, &'static [&'static str],
 }
 
 /// Target-string parts that say nothing about instructions.
-fn is_non_isa(part: &str) -> bool {
+pub fn is_non_isa(part: &str) -> bool {
     matches!(part, "linux" | "osx" | "windows" | "android" | "ios" | "noos" | "64" | "32")
         || part.starts_with("no_")
         || matches!(part, "debug" | "profile" | "large_buffers" | "strict_float" | "jit" | "user_context" | "c_plus_plus_name_mangling" | "embed_bitcode" | "enable_llvm_loop_opt" | "disable_llvm_loop_opt" | "trace_loads" | "trace_stores" | "trace_realizations" | "trace_pipeline" | "check_unsafe_promises" | "msan" | "asan" | "tsan" | "sanitizer_coverage" | "semihosting" | "profile_by_timer" | "spirv" | "sve" | "sve2")
@@ -96,6 +99,13 @@ impl CpuFeatures {
         let isa = super::isa_of_halide_target(target)?;
         let parts: Vec<&str> = target.split('-').collect();
         Self::from_parts(isa, target, &parts[1..])
+    }
+
+    /// `self`, or an error naming the first feature of [`Self::unknown`].
+    fn refuse_unknown(self, isa: &str) -> Result<CpuFeatures, String> {
+        let Some(part) = self.unknown.first() else { return Ok(self) };
+        let known: Vec<&str> = table(isa)?.0.iter().map(|(n, _, _)| *n).collect();
+        Err(format!("`{}`: unknown {isa} target feature `{part}` (known: {})", self.source, known.join(", ")))
     }
 
     /// What a compile may use: the `--target-features` list when given
@@ -124,26 +134,28 @@ impl CpuFeatures {
             return Self::from_halide_target(list);
         }
         let parts: Vec<&str> = list.split(['-', ',']).filter(|p| !p.is_empty()).collect();
-        Self::from_parts(isa, list, &parts)
+        // A list typed on the command line has no later release to come from.
+        Self::from_parts(isa, list, &parts)?.refuse_unknown(isa)
     }
 
     fn from_parts(isa: &str, source: &str, parts: &[&str]) -> Result<CpuFeatures, String> {
         let (table, base) = table(isa)?;
         let mut features: BTreeSet<String> = base.iter().map(|s| s.to_string()).collect();
+        let mut unknown = Vec::new();
         for part in parts {
             if is_non_isa(part) {
                 continue;
             }
             if !table.iter().any(|(n, _, _)| n == part) {
-                let known: Vec<&str> = table.iter().map(|(n, _, _)| *n).collect();
-                return Err(format!("`{source}`: unknown {isa} target feature `{part}` (known: {})", known.join(", ")));
+                unknown.push(part.to_string());
+                continue;
             }
             add(table, part, &mut features);
         }
         if parts.contains(&"no_neon") {
             features.remove("neon");
         }
-        Ok(CpuFeatures { source: source.to_string(), features })
+        Ok(CpuFeatures { source: source.to_string(), features, unknown })
     }
 
     /// Whether every feature a spec lists (its `[x86 a+b mnemonic]` line) is here.
@@ -218,10 +230,20 @@ mod tests {
     }
 
     #[test]
+    fn unknown_features_of_a_target_string_are_left_for_a_warning() {
+        let f = CpuFeatures::from_halide_target("x86-64-linux-avx2-avx10_2-no_runtime").unwrap();
+        assert_eq!(f.unknown, vec!["avx10_2".to_string()]);
+        assert!(f.features.contains("avx2") && !f.features.iter().any(|x| x.contains("avx10")));
+        assert!(CpuFeatures::from_halide_target("x86-64-linux-avx2").unwrap().unknown.is_empty());
+    }
+
+    #[test]
     fn bad_targets_are_named() {
         assert!(CpuFeatures::from_halide_target("riscv-64-linux").unwrap_err().contains("none of x86-64"));
-        assert!(CpuFeatures::from_halide_target("arm-64-linux-avx2").unwrap_err().contains("unknown arm target feature `avx2`"));
-        assert!(CpuFeatures::from_halide_target("x86-64-linux-avx3").unwrap_err().contains("unknown x86 target feature `avx3`"));
+        assert_eq!(CpuFeatures::from_halide_target("arm-64-linux-avx2").unwrap().unknown, ["avx2"]);
+        assert_eq!(CpuFeatures::from_halide_target("x86-64-linux-avx3").unwrap().unknown, ["avx3"]);
+        assert!(CpuFeatures::from_feature_list_for("arm", "avx2").unwrap_err().contains("unknown arm target feature `avx2`"));
+        assert!(CpuFeatures::from_feature_list("avx2,avx3").unwrap_err().contains("unknown x86 target feature `avx3`"));
         assert!(CpuFeatures::from_feature_list("avx2,sse41").unwrap().features.contains("avx2"));
         assert!(CpuFeatures::from_feature_list("avx2").unwrap().allows(&["avx2".into()]));
         assert!(!CpuFeatures::from_feature_list("sse41").unwrap().allows(&["avx512f".into(), "avx512vl".into()]));

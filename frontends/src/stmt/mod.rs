@@ -39,6 +39,10 @@
 //! Halide 19's Stmt reads the same; it prints a few parentheses and types
 //! differently, which [`Module::print_as`] reproduces ([`Dialect`]).
 //!
+//! Halide 14 to 18 printed a few forms since renamed (`(uint64)reinterpret(x)`,
+//! `vector_reduce(Add, x)`, `(halide_buffer_t *)`, ...); the parser reads
+//! them as their current forms (`parser/older.rs`, `docs/stmt-releases.md`).
+//!
 //! `samples/` holds Stmt files from Halide 21 (`samples/gen.py` makes them)
 //! that `tests/stmt_corpus.rs` parses and prints back byte for byte, as it
 //! does every benchmark Stmt, Halide 21's and Halide 19's.

@@ -39,6 +39,8 @@ use super::infer;
 use super::lexer::{Tok, Token};
 use super::types::{Type, round_float};
 
+mod older;
+
 /// Deepest nesting of expressions and blocks accepted; deeper input is an
 /// error rather than a stack overflow.
 const MAX_DEPTH: u32 = 200;
@@ -1136,6 +1138,7 @@ impl Parser<'_> {
             spelling.push(' ');
             spelling.push_str(&"*".repeat(stars));
         }
+        let spelling = older::current_handle_spelling(&words, stars).unwrap_or(spelling);
         Ok(Some((Type::handle(&spelling), i + k + 1)))
     }
 
@@ -1313,6 +1316,9 @@ impl Parser<'_> {
             let ty = infer::reinterpret_type(t, e.ty).map_err(|m| self.err(span, m))?;
             return self.check_annot(Expr::new(ty, ExprKind::Reinterpret(Box::new(e))), annot);
         }
+        if let Some(e) = self.older_form(&name, span, annot)? {
+            return Ok(e);
+        }
         if self.follows(0, &Tok::LBracket) {
             return self.load(name, span, annot);
         }
@@ -1332,6 +1338,7 @@ impl Parser<'_> {
             let ty = infer::broadcast_type(e.ty, lanes).map_err(|m| self.err(span, m))?;
             return self.check_annot(Expr::new(ty, ExprKind::Broadcast { value: Box::new(e), lanes }), annot);
         }
+        let name = older::current_call_name(&name).to_string();
         let args = self.args()?;
         let mut args = args;
         self.resolve_call_args(&name, &mut args, annot.map(|(t, _)| t));
