@@ -1,5 +1,5 @@
-//! `misaal synth`: the options handed to `misaal_synth::runner`, which
-//! runs the pipeline.
+//! `misaal synth`: the options handed to [`misaal_synth::runner::Runner`],
+//! which runs the pipeline and prints its progress.
 
 use crate::{SynthArgs, load_verified};
 use std::process::ExitCode;
@@ -26,5 +26,5 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
         verdict_cache: crate::VERDICT_CACHE.into(),
         load_specs: Box::new(move |include_unverified| load_verified(&spec, include_unverified)),
     };
-    misaal_synth::runner::run(options)
+    misaal_synth::runner::Runner::new(options).run().map(|_| ExitCode::SUCCESS)
 }

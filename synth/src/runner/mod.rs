@@ -1,6 +1,6 @@
-//! `misaal synth`: offline rule synthesis for x86, ARM NEON or HVX (one
-//! pipeline, parametrized by `crate::target::SynthTarget`). Without
-//! `--phase` the whole pipeline runs (relevance, swizzles, enumerate,
+//! The synthesis runner behind `misaal synth`: offline rule synthesis for
+//! x86, ARM NEON or HVX (one pipeline, parametrized by
+//! `crate::target::SynthTarget`). Without `--phase` the whole pipeline runs (relevance, swizzles, enumerate,
 //! abstract, which writes rulesets/x86.egg, rulesets/arm.egg or
 //! rulesets/hvx.egg, beside the hand-written <target>_hand.egg) with a progress bar per phase and a
 //! checkpoint after each (reports/<target>_synth.ckpt) and after every
@@ -11,11 +11,11 @@
 use crate::pipeline::{self, PHASES, PipelineCheckpoint};
 use crate::target::SynthTarget;
 use indicatif::{ProgressBar, ProgressStyle};
-use misaal_datalog::{classify, relevance};
-use misaal_reports::{RelevanceRow, write_relevance_csv};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Instant;
+
+mod phases;
+use phases::{abstract_phase, enumerate, relevance_phase, swizzles};
 
 /// What `misaal synth` was asked to do (its options, as the CLI parsed them).
 pub struct Options {
@@ -46,9 +46,64 @@ pub struct Options {
 }
 
 /// What a phase wrote, and one line of counts for the closing summary.
-struct PhaseOut {
-    files: Vec<PathBuf>,
-    summary: String,
+#[derive(Debug, Clone)]
+pub struct PhaseReport {
+    pub phase: &'static str,
+    pub files: Vec<PathBuf>,
+    pub summary: String,
+    /// False when the enumeration stopped at [`Limits::max_units`] with units left.
+    pub complete: bool,
+}
+
+/// Why a run stopped (as egg's `StopReason`: the caller learns whether the
+/// pipeline ran to its end or stopped at a limit or after one part).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every phase ran, or was done before (`resume`).
+    Finished,
+    /// The one phase asked for (`--phase`) ran.
+    PhaseDone(&'static str),
+    /// One shard's share of the enumeration ran; `misaal synth merge` finishes the run.
+    ShardDone { k: usize, n: usize },
+    /// The enumeration stopped at [`Limits::max_units`]; its checkpoint lets
+    /// `resume` finish it, and the later phases did not run.
+    UnitLimit,
+}
+
+/// What a run did: why it stopped, and a report per phase that ran.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub stop: StopReason,
+    pub phases: Vec<PhaseReport>,
+}
+
+/// Limits on a run, beyond the options (for tests of the checkpoints).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    /// Stop the enumeration after this many new units (what a kill leaves behind).
+    pub max_units: Option<usize>,
+}
+
+/// Runs the synthesis pipeline (or one phase, shard or merge of it) for
+/// the options: checks that the options go together, runs the phases in
+/// order with a checkpoint after each, and says why it stopped.
+pub struct Runner {
+    options: Options,
+    limits: Limits,
+}
+
+impl Runner {
+    pub fn new(options: Options) -> Self {
+        Runner { options, limits: Limits::default() }
+    }
+
+    pub fn with_limits(self, limits: Limits) -> Self {
+        Runner { limits, ..self }
+    }
+
+    pub fn run(&self) -> Result<Report, String> {
+        run(&self.options, self.limits)
+    }
 }
 
 /// The synthesis target of `--target`.
@@ -78,8 +133,8 @@ fn synth_library(args: &Options, include_unverified: bool) -> Result<misaal_isa:
     Ok(lib)
 }
 
-pub fn run(args: Options) -> Result<ExitCode, String> {
-    target(&args)?;
+fn run(args: &Options, limits: Limits) -> Result<Report, String> {
+    target(args)?;
     let merging = args.action.as_deref() == Some("merge");
     if merging && args.phase.is_some() {
         return Err("error: `misaal synth merge` runs the phases after the enumeration; --phase does not go with it".into());
@@ -88,7 +143,7 @@ pub fn run(args: Options) -> Result<ExitCode, String> {
         return Err(if merging { "error: `misaal synth merge` needs --shards N (the N of the shards' --shard K/N)".into() } else { "error: --shards is an option of `misaal synth merge`".into() });
     }
     if args.phase.is_none() {
-        return whole(&args);
+        return whole(args, limits);
     }
     let enumerate_flags = [
         ("--depth", args.depth.is_some()),
@@ -109,14 +164,16 @@ pub fn run(args: Options) -> Result<ExitCode, String> {
     if args.rules_out.is_some() && args.phase.as_deref() != Some("abstract") {
         return Err("error: --rules-out is an option of --phase abstract".into());
     }
-    match args.phase.as_deref() {
-        Some("relevance") => relevance_phase(&args).map(|_| ExitCode::SUCCESS),
-        Some("swizzles") => swizzles(&args).map(|_| ExitCode::SUCCESS),
-        Some("enumerate") => enumerate(&args, args.merge).map(|_| ExitCode::SUCCESS),
-        Some("abstract") => abstract_phase(&args).map(|_| ExitCode::SUCCESS),
-        Some(p) => Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
+    let report = match args.phase.as_deref() {
+        Some("relevance") => relevance_phase(args)?,
+        Some("swizzles") => swizzles(args)?,
+        Some("enumerate") => enumerate(args, args.merge, limits)?,
+        Some("abstract") => abstract_phase(args)?,
+        Some(p) => return Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
         None => unreachable!("the whole pipeline is handled above"),
-    }
+    };
+    let stop = if report.complete { StopReason::PhaseDone(report.phase) } else { StopReason::UnitLimit };
+    Ok(Report { stop, phases: vec![report] })
 }
 
 fn style_bar(pb: &ProgressBar) {
@@ -138,7 +195,7 @@ fn spinner(phase: &str) -> ProgressBar {
 
 /// The whole pipeline (or, with `--shard`, one shard's enumeration; with
 /// `merge`, the shards merged in place of the enumeration).
-fn whole(args: &Options) -> Result<ExitCode, String> {
+fn whole(args: &Options, limits: Limits) -> Result<Report, String> {
     let t0 = Instant::now();
     if args.merge.is_some() {
         return Err("error: --merge is an option of --phase enumerate; the whole run merges with `misaal synth merge --shards N`".into());
@@ -158,10 +215,13 @@ fn whole(args: &Options) -> Result<ExitCode, String> {
         }
         // A shard only enumerates: relevance is recomputed in memory, and
         // the swizzles and the abstraction run once, in the merge.
-        let out = enumerate(args, None)?;
+        let out = enumerate(args, None, limits)?;
+        if !out.complete {
+            return Ok(Report { stop: StopReason::UnitLimit, phases: vec![out] });
+        }
         println!("shard {}/{} done in {:.1} s: {}", shard.k, shard.n, t0.elapsed().as_secs_f64(), out.summary);
         println!("when every shard is done: misaal synth --target {} merge --shards {} (with the same enumeration options)", args.target, shard.n);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Report { stop: StopReason::ShardDone { k: shard.k, n: shard.n }, phases: vec![out] });
     }
     let merge = args.shards;
     if merge == Some(0) {
@@ -206,6 +266,7 @@ fn whole(args: &Options) -> Result<ExitCode, String> {
         if args.resume { " (resuming)" } else { "" }
     );
     let mut summaries = Vec::new();
+    let mut reports = Vec::new();
     let mut rerun = !args.resume;
     for phase in PHASES {
         if !rerun && ck.is_done(phase) {
@@ -219,12 +280,18 @@ fn whole(args: &Options) -> Result<ExitCode, String> {
         let out = match phase {
             "relevance" => relevance_phase(args)?,
             "swizzles" => swizzles(args)?,
-            "enumerate" => enumerate(args, merge)?,
+            "enumerate" => enumerate(args, merge, limits)?,
             _ => abstract_phase(args)?,
         };
+        if !out.complete {
+            // Not marked done: `resume` continues the enumeration from its own checkpoint.
+            reports.push(out);
+            return Ok(Report { stop: StopReason::UnitLimit, phases: reports });
+        }
         ck.mark(phase, &out.files)?;
         ck.save(&ck_path).map_err(|e| format!("error: {e}"))?;
-        summaries.push(out.summary);
+        summaries.push(out.summary.clone());
+        reports.push(out);
     }
     let total = t0.elapsed().as_secs_f64();
     println!("synth done in {:.1} min (this run; a resumed run counts only its own part):", total / 60.0);
@@ -232,7 +299,7 @@ fn whole(args: &Options) -> Result<ExitCode, String> {
         println!("  {s}");
     }
     record(args, "total", total, summaries.len(), format!("resumed={};merged_shards={}", args.resume, merge.unwrap_or(0)))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Report { stop: StopReason::Finished, phases: reports })
 }
 
 /// The enumeration's configuration from the options.
@@ -282,59 +349,6 @@ fn enum_config(args: &Options) -> Result<crate::enumerate::Config, String> {
     Ok(cfg)
 }
 
-fn relevance_phase(args: &Options) -> Result<PhaseOut, String> {
-    let pb = spinner("relevance");
-    pb.set_message("classes and relevance sets");
-    let t0 = Instant::now();
-    let lib = synth_library(args, args.include_unverified)?;
-    let set = classify(&lib);
-    let t_classes = t0.elapsed();
-    let t1 = Instant::now();
-    let rel = relevance(&lib, &set);
-    let t_rel = t1.elapsed();
-    pb.finish_and_clear();
-    let rows: Vec<RelevanceRow> = rel
-        .iter()
-        .map(|r| RelevanceRow { class: r.class.clone(), relevant_class: r.relevant_class.clone(), kind: r.kind.as_str().into(), witness: r.witness.clone() })
-        .collect();
-    std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-    let path = args.out_dir.join(format!("{}_relevance.csv", args.target));
-    write_relevance_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    let with = rel.iter().map(|r| &r.class).collect::<std::collections::BTreeSet<_>>().len();
-    let direct = rel.iter().filter(|r| r.kind == misaal_datalog::RelevanceKind::Direct).count();
-    println!(
-        "relevance: {} specs in {} classes; {with} classes have a relevant class; {} pairs ({direct} direct, {} generalized)",
-        lib.len(),
-        set.classes.len(),
-        rel.len(),
-        rel.len() - direct
-    );
-    println!("time: classes {:.1} s, relevance {:.1} s (MISAAL: 16 hours for x86)", t_classes.as_secs_f64(), t_rel.as_secs_f64());
-    let cuts = misaal_datalog::budget_cuts();
-    if cuts > 0 {
-        println!("relevance: {cuts} lane matches stopped at the step budget ({} steps; long commutative sums, deep select chains) and not counted", misaal_datalog::relevance::MATCH_STEPS);
-    }
-    println!("wrote {}", path.display());
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        "relevance",
-        wall,
-        rel.len(),
-        format!(
-            "specs={};classes={};with_relevant={with};direct={direct};generalized={}{}",
-            lib.len(),
-            set.classes.len(),
-            rel.len() - direct,
-            if cuts > 0 { format!(";match_budget_cuts={cuts}") } else { String::new() }
-        ),
-    )?;
-    Ok(PhaseOut {
-        files: vec![path],
-        summary: format!("relevance  {wall:>7.1} s  {} pairs over {} classes, {with} with a relevant class (MISAAL: 16 h for x86)", rel.len(), set.classes.len()),
-    })
-}
-
 /// Updates the phase's row of reports/synth_<target>.csv.
 fn record(args: &Options, phase: &str, wall_s: f64, outputs: usize, detail: String) -> Result<(), String> {
     // A shard's row goes to a file of its own: shards on a cluster share
@@ -349,371 +363,3 @@ fn record(args: &Options, phase: &str, wall_s: f64, outputs: usize, detail: Stri
     Ok(())
 }
 
-/// `--phase swizzles`: the permutations the verified instructions perform or
-/// need, by class, into reports/<target>_swizzles.csv.
-fn swizzles(args: &Options) -> Result<PhaseOut, String> {
-    let t0 = Instant::now();
-    let lib = synth_library(args, args.include_unverified)?;
-    let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
-    let found = misaal_datalog::discover_swizzles(&pairs);
-    let rows: Vec<misaal_reports::SwizzleRow> = found
-        .iter()
-        .map(|s| misaal_reports::SwizzleRow {
-            class: s.class.clone(),
-            elem_bits: s.elem_bits as u64,
-            inputs: s.inputs as u64,
-            lanes: s.pattern.len() as u64,
-            role: s.role.into(),
-            instructions: s.instructions.join(" "),
-            pattern: s.pattern_text(),
-        })
-        .collect();
-    std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-    let path = args.out_dir.join(format!("{}_swizzles.csv", args.target));
-    misaal_reports::write_swizzles_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    let mut by_class: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for s in &found {
-        *by_class.entry(s.class.as_str()).or_default() += 1;
-    }
-    println!("swizzles: {} from {} specs in {} classes (MISAAL, x86: 243 in 10) in {:.1} s", found.len(), lib.len(), by_class.len(), t0.elapsed().as_secs_f64());
-    for (c, n) in &by_class {
-        println!("  {c:<28} {n:>4}");
-    }
-    println!("not yet: swizzles controlled by an immediate (vpshufd, vpermq imm), enumerated per value");
-    println!("wrote {}", path.display());
-
-    // Lowering rules: one candidate per instruction swizzle, kept only when
-    // the verifier proves it at every width it is instantiated at.
-    let t = target(args)?;
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
-    let cfg = audit_config(t);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(&args.verdict_cache));
-    let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
-    let mut cands = crate::swizzle_rules::candidates(&found, operand_bits);
-    // The candidates are written with x86's head; the same Halide term
-    // rewritten to an ARM or HVX instruction is the same candidate.
-    if t.name() != "x86" {
-        for c in &mut cands {
-            c.text = c.text.replace("(x86 ", &format!("({} ", t.name())).replace(":ruleset x86", &format!(":ruleset {}", t.name()));
-        }
-    }
-    let mut kept = if t.name() == "x86" {
-        String::from(
-            "; Swizzle lowering rules synthesized by `misaal synth --phase swizzles`:\n\
-             ; one per data-movement instruction whose permutation is an interleave,\n\
-             ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
-             ; each proved by the verifier at every instantiation before it is written.\n\
-             ; Generated; the abstract phase folds them into rulesets/x86.egg.\n(ruleset x86)\n",
-        )
-    } else {
-        format!(
-            "; Swizzle lowering rules synthesized by `misaal synth --target {0} --phase swizzles`:\n\
-             ; one per data-movement instruction whose permutation is an interleave,\n\
-             ; a broadcast or a block selection, each proved by the verifier at every\n\
-             ; instantiation before it is written. Generated; the abstract phase folds\n\
-             ; them into rulesets/{1}.egg.\n(ruleset {0})\n",
-            t.name(),
-            t.output
-        )
-    };
-    let (mut proved, mut failed) = (0, Vec::new());
-    let pb = ProgressBar::new(cands.len() as u64);
-    style_bar(&pb);
-    pb.set_prefix("swizzles");
-    pb.set_message("lowering rules proved");
-    for c in &cands {
-        pb.inc(1);
-        let rules = match misaal_verifier::audit::load_rules("synth", &c.text, &libs, &cfg) {
-            Ok(r) => r,
-            Err(d) => {
-                failed.push(format!("{}: does not load: {d}", c.name));
-                continue;
-            }
-        };
-        let jobs = misaal_verifier::audit::plan(&rules, &cfg).map_err(|(_, e)| e)?;
-        let verdicts: Vec<_> = jobs.iter().map(|j| misaal_verifier::audit::run_job(&libs, j, &cfg, &cache)).collect();
-        match verdicts.iter().find(|r| r.verdict != misaal_verifier::audit::Verdict::Proved) {
-            None if !verdicts.is_empty() => {
-                proved += 1;
-                kept.push_str(&format!("; from {} ({})\n{}\n", c.instruction, c.class, c.text));
-            }
-            Some(r) => failed.push(format!("{}: {} {}", c.name, r.verdict.label(), r.counterexample)),
-            None => failed.push(format!("{}: no instantiation", c.name)),
-        }
-    }
-    pb.finish_and_clear();
-    let _ = cache.lock().expect("cache").save();
-    let rules_path = args.out_dir.join(format!("{}_swizzles.egg", args.target));
-    let tmp = rules_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &kept).and_then(|()| std::fs::rename(&tmp, &rules_path)).map_err(|e| format!("error: writing {}: {e}", rules_path.display()))?;
-    println!("lowering rules: {} candidates, {proved} proved and written to {}, {} not", cands.len(), rules_path.display(), failed.len());
-    for f in failed.iter().take(10) {
-        println!("  not kept: {f}");
-    }
-    let wall = t0.elapsed().as_secs_f64();
-    record(args, "swizzles", wall, found.len(), format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()))?;
-    Ok(PhaseOut {
-        files: vec![path, rules_path],
-        summary: format!("swizzles   {wall:>7.1} s  {} swizzles in {} classes (MISAAL: 243 in 10), {proved} lowering rules proved", found.len(), by_class.len()),
-    })
-}
-
-/// `--phase enumerate`: Halide and x86 terms matched by fingerprint, each
-/// match proved before it is written to reports/<target>_enumerated.egg.
-/// With `--shard K/N` only every N-th unit runs and the rules go to
-/// `<target>_enumerated.K-of-N.egg`; `--merge N` combines the N shards'
-/// checkpoints into the same file a whole run writes.
-fn enumerate(args: &Options, merge: Option<usize>) -> Result<PhaseOut, String> {
-    use crate::enumerate::{self as en, Shard, checkpoint};
-    let t0 = Instant::now();
-    for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some())] {
-        if set && args.merge.is_some() {
-            return Err(format!("error: --merge combines finished shards; {flag} does not go with it"));
-        }
-    }
-    if args.include_unverified {
-        return Err("error: --include-unverified: enumeration writes rules, and rules are never synthesized from specs that have not met their oracle".into());
-    }
-    let cfg = enum_config(args)?;
-    let lib = synth_library(args, args.include_unverified)?;
-    let digest = cfg.digest(&lib);
-    let rules_path = |shard: Shard| {
-        if shard == Shard::WHOLE {
-            args.out_dir.join(format!("{}_enumerated.egg", args.target))
-        } else {
-            args.out_dir.join(format!("{}_enumerated.{}-of-{}.egg", args.target, shard.k, shard.n))
-        }
-    };
-    let write = |path: &std::path::Path, text: &str| {
-        std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
-    };
-
-    if let Some(n) = merge {
-        if n == 0 {
-            return Err("error: --merge 0: there is no shard to merge".into());
-        }
-        let mut shards = Vec::new();
-        for k in 0..n {
-            let p = checkpoint::path(&args.out_dir, &args.target, Shard { k, n });
-            let cp = checkpoint::Checkpoint::load(&p).map_err(|e| format!("error: {e}"))?;
-            shards.push((p.display().to_string(), cp));
-        }
-        let all = en::driver::merge(&cfg, &digest, shards).map_err(|e| format!("error: {e}"))?;
-        let path = rules_path(Shard::WHOLE);
-        write(&path, &en::render_rules(&cfg, &all))?;
-        let count: usize = all.iter().map(|u| u.rules.len()).sum();
-        println!("merged {n} shards: {count} rules in {} units; wrote {}", all.len(), path.display());
-        let wall = t0.elapsed().as_secs_f64();
-        let sum = |f: fn(&en::UnitResult) -> usize| all.iter().map(f).sum::<usize>();
-        let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
-        record(
-            args,
-            "enumerate",
-            wall,
-            count,
-            format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={};merged_shards={n}", all.len(), cfg.halide_depth),
-        )?;
-        return Ok(PhaseOut { files: vec![path], summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, merged from {n} shards (each shard's time is in its synth_<target>.K-of-N.csv)", all.len()) });
-    }
-
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(|e| format!("error: {e}"))?,
-        None => Shard::WHOLE,
-    };
-    let set = classify(&lib);
-    let rel: std::collections::BTreeSet<(String, String)> = relevance(&lib, &set).into_iter().map(|r| (r.class, r.relevant_class)).collect();
-    let class_of = |n: &str| set.class_of(n).map(|(c, _)| c.name.clone());
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let audit = audit_config(cfg.target);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(&args.verdict_cache));
-    let inp = en::Inputs { x86: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
-    let t_setup = t0.elapsed().as_secs_f64();
-
-    let ck_path = checkpoint::path(&args.out_dir, &args.target, shard);
-    if args.resume && ck_path.exists() {
-        println!("resuming from {}", ck_path.display());
-    }
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
-    let owned = (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count();
-    let pb = ProgressBar::new(owned as u64);
-    style_bar(&pb);
-    pb.set_prefix("enumerate");
-    pb.set_message("units");
-    // A resumed run starts the bar at the units already checkpointed.
-    if args.resume
-        && let Ok(cp) = checkpoint::Checkpoint::load(&ck_path)
-    {
-        pb.set_position(cp.units.len() as u64);
-    }
-    println!(
-        "enumerate: {} units in shard {}/{}, Halide depth {} (at most {} ops), x86 depth {}, {} cases; setup {t_setup:.1} s",
-        (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count(),
-        shard.k,
-        shard.n,
-        cfg.halide_depth,
-        cfg.halide_max_size,
-        cfg.x86_depth,
-        cfg.cases
-    );
-    let on_unit = |r: &en::UnitResult, secs: f64| {
-        pb.inc(1);
-        pb.suspend(|| print_unit(r, secs, cfg.target.name()));
-        let _ = cache.lock().expect("cache").save();
-    };
-    #[allow(clippy::items_after_statements)]
-    fn print_unit(r: &en::UnitResult, secs: f64, target: &str) {
-        println!(
-            "  [{}] {} Halide terms{}, {} {target} terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
-            r.sig,
-            r.halide_terms,
-            if r.halide_cut > 0 { format!(" ({} over the cap)", r.halide_cut) } else { String::new() },
-            r.x86_terms,
-            r.matched,
-            r.proofs,
-            r.rules.len(),
-            r.refuted,
-            r.unknown
-        );
-        for n in &r.not_proved {
-            println!("    not kept: {n}");
-        }
-    }
-    let opts = en::driver::RunOptions { shard, checkpoint: &ck_path, resume: args.resume, digest: digest.clone(), max_units: None, on_unit: &on_unit };
-    let (cp, pools) = pool.install(|| en::driver::run_shard(&inp, &cfg, &opts)).map_err(|e| format!("error: {e}"))?;
-    pb.finish_and_clear();
-    for (arity, terms, evaluated, cut) in pools.stats() {
-        println!("  {} pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", cfg.target.name(), if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
-    }
-    let units: Vec<_> = cp.units.values().cloned().collect();
-    let count: usize = units.iter().map(|u| u.rules.len()).sum();
-    let path = rules_path(shard);
-    write(&path, &en::render_rules(&cfg, &units))?;
-    let sum = |f: fn(&en::UnitResult) -> usize| units.iter().map(f).sum::<usize>();
-    let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
-    println!("enumerate: {count} rules proved ({matched} Halide terms matched, {proofs} proofs: {refuted} refuted, {unknown} unknown) in {:.1} s", t0.elapsed().as_secs_f64());
-    println!("wrote {} and {}", path.display(), ck_path.display());
-    let phase = if shard == Shard::WHOLE { "enumerate".to_string() } else { format!("enumerate {}/{}", shard.k, shard.n) };
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        &phase,
-        wall,
-        count,
-        format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={}", units.len(), cfg.halide_depth),
-    )?;
-    Ok(PhaseOut {
-        files: vec![path],
-        summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, {halide_terms} Halide terms, {proofs} proofs ({refuted} refuted, {unknown} unknown)", units.len()),
-    })
-}
-
-/// `--phase abstract`: the enumerated and swizzle rules (from `--out-dir`)
-/// folded into abstract rules, every instance proved, written to
-/// rulesets/<target>_synth.egg (or `--rules-out`).
-fn abstract_phase(args: &Options) -> Result<PhaseOut, String> {
-    use crate::abstraction::{self, run::run_for as abstract_run};
-    let t0 = Instant::now();
-    if args.include_unverified {
-        return Err("error: --include-unverified: abstraction writes rules, and rules are never synthesized from specs that have not met their oracle".into());
-    }
-    let mut concrete = Vec::new();
-    let mut inputs = Vec::new();
-    for (file, phase) in [("enumerated", "enumerate"), ("swizzles", "swizzles")] {
-        let path = args.out_dir.join(format!("{}_{file}.egg", args.target));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}; run `misaal synth --phase {phase}` first", path.display()))?;
-        let c = abstraction::read_concrete(&path.display().to_string(), &text, phase)?;
-        // File names only: a merged run and a whole run in other folders write the same bytes.
-        inputs.push(format!("{}_{file}.egg ({} rules)", args.target, c.len()));
-        concrete.extend(c);
-    }
-    let lib = synth_library(args, false)?;
-    let t = target(args)?;
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let cfg = audit_config(t);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(&args.verdict_cache));
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
-    let out_path = args.rules_out.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(t.output));
-    let header = format!(
-        "; {}: generated by misaal {} with `misaal synth --target {}` (its abstract phase); do not edit.\n\
-         ; Abstract lowering rules over element width (?bw), lane count (?n), vector size (?vsize)\n\
-         ; and signedness (?sign), folded from the proved concrete rules of {}.\n\
-         ; Every instance was proved by the verifier (Z3) on this machine's verified specs\n\
-         ; before it was written; each rule's domain is exactly its proved instances.\n",
-        out_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-        env!("CARGO_PKG_VERSION"),
-        args.target,
-        inputs.join(" and ")
-    );
-    let both = t.isa.rule_files.iter().any(|f| *f == format!("{}_hand", t.name()));
-    let header = if both {
-        format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name())
-    } else {
-        format!(
-            "{header}; The compiler, bench and `misaal verify --rules {0}` load this file alone; the\n; hand-written rulesets/{0}_hand.egg is the rediscovery corpus (tests/rediscovery.rs).\n",
-            t.name()
-        )
-    };
-    let pb = spinner("abstract");
-    pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
-    let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));
-    pb.finish_and_clear();
-    let _ = cache.lock().expect("cache").save();
-    let out = out?;
-    let tmp = out_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &out.text).and_then(|()| std::fs::rename(&tmp, &out_path)).map_err(|e| format!("error: writing {}: {e}", out_path.display()))?;
-    println!(
-        "abstract: {} concrete rules in, {} templates, {} abstract rules out ({:.1}x; MISAAL: 5,806 into 329, 17.6x)",
-        out.concrete,
-        out.templates,
-        out.rules,
-        out.concrete as f64 / out.rules.max(1) as f64
-    );
-    println!("instances: {} tried, {} proved and written, {} refuted, {} unknown (never written)", out.candidates, out.instances, out.refuted, out.unknown);
-    println!(
-        "legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried ({} refuted, {} unknown)",
-        out.split_rules, out.split_instances, out.split_tried, out.split_refuted, out.split_unknown
-    );
-    if !out.loop_dropped.is_empty() {
-        println!("left out as rewrite loops ({} proved Halide-level instances): {}", out.loop_dropped.len(), out.loop_dropped.join(", "));
-    }
-    if !out.uncovered.is_empty() {
-        println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
-    }
-    println!("wrote {} in {:.1} s", out_path.display(), t0.elapsed().as_secs_f64());
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        "abstract",
-        wall,
-        out.rules,
-        format!(
-            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={};loop_dropped={}",
-            out.concrete,
-            out.templates,
-            out.instances,
-            out.candidates,
-            out.refuted,
-            out.unknown,
-            out.uncovered.len(),
-            out.split_rules,
-            out.split_instances,
-            out.loop_dropped.len()
-        ),
-    )?;
-    Ok(PhaseOut {
-        files: vec![out_path],
-        summary: format!(
-            "abstract   {wall:>7.1} s  {} concrete into {} abstract rules, {:.1}x (MISAAL: 5,806 into 329, 17.6x); {} instances proved; {} split rules",
-            out.concrete,
-            out.rules,
-            out.concrete as f64 / out.rules.max(1) as f64,
-            out.instances,
-            out.split_rules
-        ),
-    })
-}
