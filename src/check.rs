@@ -17,7 +17,7 @@
 //! `--export DIR` writes this machine's current rows as a folder with a
 //! README; `--import DIR` merges such folders, refusing stale rows.
 
-use crate::{Outcome, SpecArgs, load};
+use crate::{SpecArgs, load};
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_isa::evidence::{self, EvidenceFile, EvidenceRow, Machine};
 use misaal_isa::status::{SpecStatus, StatusTable};
@@ -44,6 +44,16 @@ pub struct CheckArgs {
     pub cpu_features: Option<String>,
     pub export: Option<PathBuf>,
     pub import: Vec<PathBuf>,
+}
+
+/// One spec's result of a check: its report row and evidence.
+struct Outcome {
+    family: String,
+    row: SemanticsRow,
+    detail: Option<String>,
+    status: misaal_isa::SpecStatus,
+    /// The CPU, or the twin and its proof, or why it was skipped.
+    evidence: String,
 }
 
 /// Z3's budget for one twin proof; a timeout leaves the spec `skipped`.
