@@ -23,6 +23,7 @@ pub mod prekey;
 mod products;
 pub mod silicon;
 pub mod smt;
+pub mod twin;
 pub mod verdicts;
 
 pub use arm::ArmQemu;
