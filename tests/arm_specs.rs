@@ -3,7 +3,7 @@
 //! the committed evidence (`evidence/`), and qemu catches wrong specs (every spec's
 //! mutants). Also the ARM bench's ground truth: Halide's own ARM objects for
 //! a few kernels run under qemu bit-exact against the reference interpreter
-//! (`arm_support/halide.rs`).
+//! (`arm_specs/halide.rs`).
 //!
 //! Without the cross compiler, qemu or (for the Halide trial) Halide's
 //! Python bindings a trial is reported as ignored (skipped), with a message
@@ -193,7 +193,6 @@ fn a_wrong_spec_is_caught() -> Result<(), Failed> {
     }
 }
 
-#[path = "arm_support/halide.rs"]
 mod halide;
 
 /// Kernels whose Halide ARM object is checked against the interpreter by
