@@ -3,7 +3,7 @@
 //! the committed evidence (`evidence/`), and qemu catches wrong specs (every spec's
 //! mutants). Also the ARM bench's ground truth: Halide's own ARM objects for
 //! a few kernels run under qemu bit-exact against the reference interpreter
-//! (`arm_specs/halide.rs`).
+//! (`arm_support/halide.rs`).
 //!
 //! Without the cross compiler, qemu or (for the Halide trial) Halide's
 //! Python bindings a trial is reported as ignored (skipped), with a message
@@ -193,7 +193,11 @@ fn a_wrong_spec_is_caught() -> Result<(), Failed> {
     }
 }
 
-mod halide;
+/// The Halide trial's support code (`tests/arm_support/`).
+mod arm_support {
+    pub mod halide;
+}
+use arm_support::halide;
 
 /// Kernels whose Halide ARM object is checked against the interpreter by
 /// default: two, since the interpreter takes seconds to half a minute a
