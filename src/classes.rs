@@ -1,6 +1,7 @@
 //! `misaal classes`: similarity classes, membership checks and lane facts.
 
-use crate::{ClassesArgs, ClassesCmd, SpecArgs, load_verified};
+use crate::{SpecArgs, load_verified};
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_datalog::{Baseline, FamilyComparison, analyze, classify_pairs, compare};
 use misaal_isa::{Instr, Semantics};
@@ -9,8 +10,42 @@ use misaal_reports::{ClassRow, FamilyRow, LaneRow};
 use misaal_verifier::membership::{MembershipCheck, check_membership};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+
+#[derive(Args)]
+pub struct ClassesArgs {
+    #[command(subcommand)]
+    pub show: Option<ClassesCmd>,
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Print the time of every phase and of every Datalog rule.
+    #[arg(long)]
+    pub timings: bool,
+    /// Z3 timeout per membership proof, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout: u32,
+    /// Folder for the CSV reports.
+    #[arg(long, default_value = "reports")]
+    pub out_dir: PathBuf,
+    /// A `class,instruction` table to compare with, family by family
+    /// (default: the bundled Hydride table for the target, if any).
+    #[arg(long, conflicts_with = "no_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Compare with no baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Also classify specs that have not met their oracle (see `<specs>/evidence/`).
+    #[arg(long)]
+    pub include_unverified: bool,
+}
+
+#[derive(Subcommand)]
+pub enum ClassesCmd {
+    /// Print a class's parameterized semantics and its members' parameters.
+    Show { class: String },
+}
 
 /// Hydride's published ratios (ASPLOS 2024), printed beside ours; its
 /// bundled tables are other snapshots and are compared per family instead.

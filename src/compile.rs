@@ -1,12 +1,95 @@
 //! `misaal compile`: one Stmt to C with intrinsics (or the naive C), as a
 //! user runs it and as every target's bench runs it in a child process.
 
-use crate::CompileArgs;
+use clap::Args;
 use misaal_bench::compile::{PEAK_RSS_ENV, own_peak_rss_kb};
 use misaal_bench::write_atomic;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct CompileArgs {
+    /// A `.stmt` file as Halide prints it.
+    pub input: PathBuf,
+    /// `x86`, `arm` or `hvx`; by default the Stmt header's `target=`
+    /// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`) decides. A Stmt
+    /// lowered for another target is compiled for this one from its
+    /// target-neutral vector IR, with a warning (features from
+    /// `--target-features`, else the ISA's baseline).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// The C file to write; the header goes next to it with `.h`.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// The C function's name (default: the module's).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The element type of a buffer the Stmt does not type, as NAME=TYPE
+    /// (e.g. input=uint8); repeatable. A Stmt printed with `no_asserts` has
+    /// no `.type` checks; the compile says which buffer needs one.
+    #[arg(long = "buffer-type", value_name = "NAME=TYPE", value_parser = misaal_frontends::stmt::buffer_type_arg)]
+    pub buffer_type: Vec<(String, misaal_frontends::stmt::Type)>,
+    /// Also print to stderr what instruction selection (egglog, proved rules,
+    /// DAG-cost extraction) chooses for the Stmt; the C written is unchanged.
+    #[arg(long)]
+    pub explain_isel: bool,
+    /// The old path: every vector op lowered lane by lane, no instruction
+    /// selection. By default the C comes from instruction selection
+    /// (intrinsics chosen by proved rules; what no rule covers lowered
+    /// naively and counted in a comment atop the C and on stderr).
+    #[arg(long, conflicts_with = "isel")]
+    pub naive: bool,
+    /// Instruction selection (the default; kept so older scripts run).
+    #[arg(long, hide = true)]
+    pub isel: bool,
+    /// Print, for each emitted instruction, the chain of proved rules that
+    /// produced it (to stderr).
+    #[arg(long, conflicts_with = "naive")]
+    pub explain: bool,
+    /// Prove (Z3, at the kernel's widths) that every selected
+    /// instruction DAG computes what its Stmt expression does. A mismatch
+    /// prints both and a counterexample and exits 1, writing no C; a root
+    /// the solver cannot decide is "not validated" and exits 3.
+    #[arg(long, conflicts_with = "naive")]
+    pub validate: bool,
+    /// `--validate`'s wall-clock budget per solver query, in milliseconds
+    /// (a root too big for one query is proved in slices, each a query). A
+    /// query that runs out is `unknown`, never success; on a loaded machine
+    /// raise it, or use `--validate-rlimit` for a budget that does not
+    /// depend on the load.
+    #[arg(long, value_name = "MS", default_value_t = 20_000, requires = "validate")]
+    pub validate_timeout: u32,
+    /// `--validate`'s Z3 resource limit per query (0: none): Z3's own work
+    /// units, the same verdict on every machine whatever its load.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "validate")]
+    pub validate_rlimit: u32,
+    /// Write this kernel's rule usage (`rule,matches,search_apply_ms,
+    /// used_in_extraction`, summed over its functions) and the intrinsics
+    /// it emitted into this folder (`rule_usage.csv`, `emitted.txt`); what
+    /// `misaal bench` gathers into reports/rule_usage_x86.csv.
+    #[arg(long, hide = true, conflicts_with = "naive")]
+    pub usage_dir: Option<PathBuf>,
+    /// The x86 features the code may use, as Halide names them (`sse41`,
+    /// `avx2`, `avx512_skylake`, `avx512_zen4`, `avxvnni`, ... separated by
+    /// `,` or `-`), or a whole target string (`x86-64-linux-avx2`). By
+    /// default the Stmt header's `target=` decides. Only instructions whose
+    /// CPUID features it has are emitted.
+    #[arg(long, value_name = "FEATURES", conflicts_with = "naive")]
+    pub target_features: Option<String>,
+    /// x86: hold values in 256-bit registers at most, even when the target
+    /// has AVX-512F (the AVX2 code). By default an AVX-512 target's values
+    /// are held in 512-bit zmm registers.
+    #[arg(long, conflicts_with = "naive")]
+    pub ymm: bool,
+    /// A rule file to select with instead of the target's default files
+    /// (x86: the synthesized rulesets/x86.egg; e.g. the hand-written
+    /// rulesets/x86_hand.egg); repeat it to load several
+    /// together. Loaded like the default: every instantiation a kernel uses
+    /// must be proved, or the ruleset is refused.
+    #[arg(long = "rules", value_name = "FILE", conflicts_with = "naive")]
+    pub rules: Vec<PathBuf>,
+}
 
 /// The ISA a compile is for: the Stmt header's, or `--target`'s. A Stmt
 /// lowered for another target (`arm-64-osx-arm_dot_prod-sve2` compiled with

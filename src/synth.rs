@@ -1,692 +1,100 @@
-//! `misaal synth`: offline rule synthesis for x86, ARM NEON or HVX (one
-//! pipeline, parametrized by `misaal_synth::target::SynthTarget`). Without
-//! `--phase` the whole pipeline runs (relevance, swizzles, enumerate,
-//! abstract, which writes rulesets/x86.egg, rulesets/arm.egg or
-//! rulesets/hvx.egg, beside the hand-written <target>_hand.egg) with a progress bar per phase and a
-//! checkpoint after each (reports/<target>_synth.ckpt) and after every
-//! enumeration unit, so `--resume` continues a killed run. `--shard K/N`
-//! runs only a share of the enumeration; `misaal synth merge --shards N`
-//! then merges the shards and runs the phases after it.
+//! `misaal synth`: the options handed to [`misaal_synth::runner::Runner`],
+//! which runs the pipeline and prints its progress.
 
-use crate::{SynthArgs, load_verified};
-use indicatif::{ProgressBar, ProgressStyle};
-use misaal_datalog::{classify, relevance};
-use misaal_reports::{RelevanceRow, write_relevance_csv};
-use misaal_synth::pipeline::{self, PHASES, PipelineCheckpoint};
-use misaal_synth::target::SynthTarget;
+use crate::{SpecArgs, load_verified};
+use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-/// What a phase wrote, and one line of counts for the closing summary.
-struct PhaseOut {
-    files: Vec<PathBuf>,
-    summary: String,
-}
-
-/// The synthesis target of `--target`.
-fn target(args: &SynthArgs) -> Result<&'static SynthTarget, String> {
-    SynthTarget::by_name(&args.spec.target).ok_or_else(|| format!("error: --target {}: synthesis knows x86, arm and hvx", args.spec.target))
-}
-
-pub use misaal_synth::SYNTH_RLIMIT;
-
-/// The verifier's configuration for the target's rules (its `?vsize` widths).
-fn audit_config(t: &SynthTarget) -> misaal_verifier::audit::AuditConfig {
-    // The timeout only stops a runaway query; the rlimit decides.
-    misaal_verifier::audit::AuditConfig { timeout_ms: 300_000, rlimit: SYNTH_RLIMIT, vector_widths: t.vector_widths().to_vec(), ..Default::default() }
-}
-
-/// The verified specs synthesis reads: with `--cpu-features`, only those
-/// whose features are all in the list.
-fn synth_library(args: &SynthArgs, include_unverified: bool) -> Result<misaal_isa::SpecLibrary, String> {
-    let mut lib = load_verified(&args.spec, include_unverified)?;
-    if let Some(list) = &args.cpu_features {
-        let have: std::collections::BTreeSet<&str> = list.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
-        lib.retain(|i, _| i.features.iter().all(|f| have.contains(f.as_str())));
-        if lib.is_empty() {
-            return Err(format!("error: --cpu-features {list}: no verified spec needs only these features"));
-        }
-    }
-    Ok(lib)
+#[derive(Args)]
+pub struct SynthArgs {
+    /// `merge`: combine the finished shards' enumeration (`--shards N`)
+    /// and run the phases after it, as the whole run would.
+    #[arg(value_parser = ["merge"])]
+    pub action: Option<String>,
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Run one phase only: `relevance`, `swizzles` (discovery, classes and
+    /// proved lowering rules) or `enumerate` (Halide and x86 terms matched
+    /// by fingerprint, proved lowering rules) or `abstract` (those rules
+    /// and the swizzle rules folded into abstract rules, every instance
+    /// proved, written to rulesets/x86.egg, arm.egg or hvx.egg). Without it, all
+    /// four in order, with a checkpoint after each.
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// enumerate: the deepest Halide term (default 3).
+    #[arg(long)]
+    pub depth: Option<u8>,
+    /// enumerate: the deepest target term (x86 default 2, 1 is a quick
+    /// run; ARM and HVX default 1, HVX's pair results also shuffled back
+    /// into lane order). `--target-depth` is the same option.
+    #[arg(long, alias = "target-depth")]
+    pub x86_depth: Option<u8>,
+    /// enumerate: only these units (Halide input signatures), e.g.
+    /// `u8x16;u16x8,u16x8` (default: one and two inputs of each 128-bit
+    /// integer type, and u8x16,i8x16); for small runs.
+    #[arg(long, value_name = "SIGS")]
+    pub units: Option<String>,
+    /// enumerate: x86 terms over only these verified instructions
+    /// (comma-separated; default all); for small runs.
+    #[arg(long, value_name = "NAMES")]
+    pub instructions: Option<String>,
+    /// enumerate: run only shard K of N (units with index % N == K).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Continue where a killed run stopped (its checkpoints).
+    #[arg(long)]
+    pub resume: bool,
+    /// enumerate and abstract: worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// `--phase enumerate`: combine the N shards' checkpoints into one rule
+    /// file (`misaal synth merge --shards N` also runs the later phases).
+    #[arg(long, value_name = "N")]
+    pub merge: Option<usize>,
+    /// `merge`: how many shards the run was split into.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+    /// abstract: where to write the abstract ruleset (default
+    /// rulesets/x86.egg, arm.egg or hvx.egg).
+    #[arg(long, value_name = "FILE")]
+    pub rules_out: Option<PathBuf>,
+    /// Also read specs that have not met their oracle (for study only:
+    /// rules are never synthesized from them).
+    #[arg(long)]
+    pub include_unverified: bool,
+    /// Only instructions whose CPUID features are all in this list, as the
+    /// specs name them (`sse2,ssse3,sse4_1,sse4_2,avx,avx2`): rules for
+    /// CPUs that stop there, and a much shorter search than over every
+    /// AVX-512 spec (the pipeline tests use it).
+    #[arg(long, value_name = "FEATURES")]
+    pub cpu_features: Option<String>,
+    /// Folder for the CSV reports.
+    #[arg(long, default_value = "reports")]
+    pub out_dir: PathBuf,
 }
 
 pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
-    target(&args)?;
-    let merging = args.action.as_deref() == Some("merge");
-    if merging && args.phase.is_some() {
-        return Err("error: `misaal synth merge` runs the phases after the enumeration; --phase does not go with it".into());
-    }
-    if args.shards.is_some() != merging {
-        return Err(if merging { "error: `misaal synth merge` needs --shards N (the N of the shards' --shard K/N)".into() } else { "error: --shards is an option of `misaal synth merge`".into() });
-    }
-    if args.phase.is_none() {
-        return whole(&args);
-    }
-    let enumerate_flags = [
-        ("--depth", args.depth.is_some()),
-        ("--x86-depth", args.x86_depth.is_some()),
-        ("--units", args.units.is_some()),
-        ("--instructions", args.instructions.is_some()),
-        ("--shard", args.shard.is_some()),
-        ("--resume", args.resume),
-        ("--jobs", args.jobs.is_some()),
-        ("--merge", args.merge.is_some()),
-    ];
-    if args.phase.as_deref() != Some("enumerate")
-        && let Some((flag, _)) = enumerate_flags.iter().find(|(_, set)| *set)
-        && !(*flag == "--jobs" && args.phase.as_deref() == Some("abstract"))
-    {
-        return Err(format!("error: {flag} is an option of --phase enumerate"));
-    }
-    if args.rules_out.is_some() && args.phase.as_deref() != Some("abstract") {
-        return Err("error: --rules-out is an option of --phase abstract".into());
-    }
-    match args.phase.as_deref() {
-        Some("relevance") => relevance_phase(&args).map(|_| ExitCode::SUCCESS),
-        Some("swizzles") => swizzles(&args).map(|_| ExitCode::SUCCESS),
-        Some("enumerate") => enumerate(&args, args.merge).map(|_| ExitCode::SUCCESS),
-        Some("abstract") => abstract_phase(&args).map(|_| ExitCode::SUCCESS),
-        Some(p) => Err(format!("error: --phase {p}: unknown phase (relevance, swizzles, enumerate, abstract)")),
-        None => unreachable!("the whole pipeline is handled above"),
-    }
-}
-
-fn style_bar(pb: &ProgressBar) {
-    if let Ok(st) = ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {msg} ({elapsed})") {
-        pb.set_style(st.progress_chars("=> "));
-    }
-}
-
-/// A spinner for a phase with no countable steps.
-fn spinner(phase: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    if let Ok(st) = ProgressStyle::with_template("{prefix:>9} {spinner} {msg} ({elapsed})") {
-        pb.set_style(st);
-    }
-    pb.set_prefix(phase.to_string());
-    pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    pb
-}
-
-/// The whole pipeline (or, with `--shard`, one shard's enumeration; with
-/// `merge`, the shards merged in place of the enumeration).
-fn whole(args: &SynthArgs) -> Result<ExitCode, String> {
-    let t0 = Instant::now();
-    if args.merge.is_some() {
-        return Err("error: --merge is an option of --phase enumerate; the whole run merges with `misaal synth merge --shards N`".into());
-    }
-    if args.include_unverified {
-        return Err("error: --include-unverified: synthesis writes rules, and rules are never synthesized from specs that have not met their oracle".into());
-    }
-    let cfg = enum_config(args)?;
-    let lib = synth_library(args, false)?;
-    if let Some(s) = &args.shard {
-        let shard = misaal_synth::enumerate::Shard::parse(s).map_err(|e| format!("error: {e}"))?;
-        if args.action.is_some() {
-            return Err("error: `misaal synth merge` combines finished shards; --shard does not go with it".into());
-        }
-        if args.rules_out.is_some() {
-            return Err("error: --rules-out: a shard writes no ruleset; give it to `misaal synth merge`".into());
-        }
-        // A shard only enumerates: relevance is recomputed in memory, and
-        // the swizzles and the abstraction run once, in the merge.
-        let out = enumerate(args, None)?;
-        println!("shard {}/{} done in {:.1} s: {}", shard.k, shard.n, t0.elapsed().as_secs_f64(), out.summary);
-        println!("when every shard is done: misaal synth --target {} merge --shards {} (with the same enumeration options)", args.spec.target, shard.n);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let merge = args.shards;
-    if merge == Some(0) {
-        return Err("error: --shards 0: there is no shard to merge".into());
-    }
-    let digest = cfg.digest(&lib);
-    // Every shard must be finished before anything is written; all the
-    // unfinished ones are named at once (on a cluster each is resubmitted).
-    if let Some(n) = merge {
-        use misaal_synth::enumerate::{Shard, checkpoint};
-        let mut unfinished = Vec::new();
-        for k in 0..n {
-            let p = checkpoint::path(&args.out_dir, &args.spec.target, Shard { k, n });
-            let owned = (0..cfg.signatures.len()).filter(|&u| (Shard { k, n }).owns(u)).count();
-            match checkpoint::Checkpoint::load(&p) {
-                Err(_) if !p.exists() => unfinished.push(format!("shard {k}/{n}: no checkpoint {} (the shard has not run: `misaal synth --shard {k}/{n}`)", p.display())),
-                Err(e) => unfinished.push(format!("shard {k}/{n}: {e} (delete it and run the shard again)")),
-                Ok(cp) if cp.digest != digest => unfinished.push(format!("shard {k}/{n}: {} was made with another configuration or spec set; give merge the shards' options or run that shard again", p.display())),
-                Ok(cp) if cp.units.len() != owned => unfinished.push(format!("shard {k}/{n}: {} has finished {} of its {owned} units; finish it with --resume", p.display(), cp.units.len())),
-                Ok(_) => {}
-            }
-        }
-        if !unfinished.is_empty() {
-            return Err(format!("error: nothing merged: {} of the {n} shards are not finished\n  {}", unfinished.len(), unfinished.join("\n  ")));
-        }
-    }
-    let ck_path = pipeline::path(&args.out_dir, &args.spec.target);
-    let mut ck = PipelineCheckpoint::new(digest.clone());
-    if args.resume && ck_path.exists() {
-        let old = PipelineCheckpoint::load(&ck_path).map_err(|e| format!("error: {e}"))?;
-        if old.digest != digest {
-            return Err(format!("error: {} is from another configuration or spec set; run without --resume to start over", ck_path.display()));
-        }
-        println!("resuming from {}", ck_path.display());
-        ck = old;
-    }
-    println!(
-        "synth: {} verified {} specs; phases relevance, swizzles, {}, abstract{}",
-        lib.len(),
-        args.spec.target,
-        if merge.is_some() { "merge of the enumeration shards" } else { "enumerate" },
-        if args.resume { " (resuming)" } else { "" }
-    );
-    let mut summaries = Vec::new();
-    let mut rerun = !args.resume;
-    for phase in PHASES {
-        if !rerun && ck.is_done(phase) {
-            println!("{phase}: done before (checkpoint {}), skipped", ck_path.display());
-            summaries.push(format!("{phase:<10} skipped (done before; its row in synth_{}.csv)", args.spec.target));
-            continue;
-        }
-        // From here on everything runs: a later phase reads this one's output.
-        rerun = true;
-        ck.forget_from(phase);
-        let out = match phase {
-            "relevance" => relevance_phase(args)?,
-            "swizzles" => swizzles(args)?,
-            "enumerate" => enumerate(args, merge)?,
-            _ => abstract_phase(args)?,
-        };
-        ck.mark(phase, &out.files)?;
-        ck.save(&ck_path).map_err(|e| format!("error: {e}"))?;
-        summaries.push(out.summary);
-    }
-    let total = t0.elapsed().as_secs_f64();
-    println!("synth done in {:.1} min (this run; a resumed run counts only its own part):", total / 60.0);
-    for s in &summaries {
-        println!("  {s}");
-    }
-    record(args, "total", total, summaries.len(), format!("resumed={};merged_shards={}", args.resume, merge.unwrap_or(0)))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The enumeration's configuration from the options.
-fn enum_config(args: &SynthArgs) -> Result<misaal_synth::enumerate::Config, String> {
-    use misaal_synth::enumerate::{self as en, halide::HTy};
-    let t = target(args)?;
-    let mut cfg = en::Config::for_target(t);
-    if let Some(d) = args.depth {
-        if !(1..=4).contains(&d) {
-            return Err(format!("error: --depth {d}: enumerate goes from depth 1 to 4"));
-        }
-        cfg.halide_depth = d;
-        // Depth 2 allows op(op, op); deeper terms are chains (one op more per level).
-        cfg.halide_max_size = if d == 1 { 1 } else { d.max(3) };
-    }
-    if let Some(d) = args.x86_depth {
-        if !(1..=2).contains(&d) {
-            return Err(format!("error: --x86-depth {d}: target terms go to depth 1 or 2"));
-        }
-        cfg.x86_depth = d;
-    }
-    if let Some(u) = &args.units {
-        let mut sigs = Vec::new();
-        // `u16x8`; ARM's 64-bit units (`u16x4`) too.
-        let parse = |s: &str| -> Option<HTy> {
-            let signed = match s.chars().next()? {
-                'i' => true,
-                'u' => false,
-                _ => return None,
-            };
-            let (b, l) = s[1..].split_once('x')?;
-            let (bits, lanes): (u32, u32) = (b.parse().ok()?, l.parse().ok()?);
-            (matches!(bits, 8 | 16 | 32 | 64) && lanes > 0).then_some(HTy::new(signed, bits, lanes))
-        };
-        for sig in u.split(';') {
-            let tys: Option<Vec<HTy>> = sig.split(',').map(|t| parse(t.trim())).collect();
-            match tys {
-                Some(ts) if (1..=3).contains(&ts.len()) && t.unit_ok(&ts) => sigs.push(ts),
-                _ => return Err(format!("error: --units {u}: {sig:?} is not 1 to 3 types of one width in {:?} bits like u16x8,u16x8 (or one type twice as wide, like i32x8)", t.unit_widths)),
-            }
-        }
-        cfg.signatures = sigs;
-    }
-    if let Some(list) = &args.instructions {
-        cfg.x86_only = Some(list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect());
-    }
-    Ok(cfg)
-}
-
-fn relevance_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
-    let pb = spinner("relevance");
-    pb.set_message("classes and relevance sets");
-    let t0 = Instant::now();
-    let lib = synth_library(args, args.include_unverified)?;
-    let set = classify(&lib);
-    let t_classes = t0.elapsed();
-    let t1 = Instant::now();
-    let rel = relevance(&lib, &set);
-    let t_rel = t1.elapsed();
-    pb.finish_and_clear();
-    let rows: Vec<RelevanceRow> = rel
-        .iter()
-        .map(|r| RelevanceRow { class: r.class.clone(), relevant_class: r.relevant_class.clone(), kind: r.kind.as_str().into(), witness: r.witness.clone() })
-        .collect();
-    std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-    let path = args.out_dir.join(format!("{}_relevance.csv", args.spec.target));
-    write_relevance_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    let with = rel.iter().map(|r| &r.class).collect::<std::collections::BTreeSet<_>>().len();
-    let direct = rel.iter().filter(|r| r.kind == misaal_datalog::RelevanceKind::Direct).count();
-    println!(
-        "relevance: {} specs in {} classes; {with} classes have a relevant class; {} pairs ({direct} direct, {} generalized)",
-        lib.len(),
-        set.classes.len(),
-        rel.len(),
-        rel.len() - direct
-    );
-    println!("time: classes {:.1} s, relevance {:.1} s (MISAAL: 16 hours for x86)", t_classes.as_secs_f64(), t_rel.as_secs_f64());
-    let cuts = misaal_datalog::budget_cuts();
-    if cuts > 0 {
-        println!("relevance: {cuts} lane matches stopped at the step budget ({} steps; long commutative sums, deep select chains) and not counted", misaal_datalog::relevance::MATCH_STEPS);
-    }
-    println!("wrote {}", path.display());
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        "relevance",
-        wall,
-        rel.len(),
-        format!(
-            "specs={};classes={};with_relevant={with};direct={direct};generalized={}{}",
-            lib.len(),
-            set.classes.len(),
-            rel.len() - direct,
-            if cuts > 0 { format!(";match_budget_cuts={cuts}") } else { String::new() }
-        ),
-    )?;
-    Ok(PhaseOut {
-        files: vec![path],
-        summary: format!("relevance  {wall:>7.1} s  {} pairs over {} classes, {with} with a relevant class (MISAAL: 16 h for x86)", rel.len(), set.classes.len()),
-    })
-}
-
-/// Updates the phase's row of reports/synth_<target>.csv.
-fn record(args: &SynthArgs, phase: &str, wall_s: f64, outputs: usize, detail: String) -> Result<(), String> {
-    // A shard's row goes to a file of its own: shards on a cluster share
-    // the folder and run at once.
-    let path = match phase.strip_prefix("enumerate ") {
-        Some(kn) => args.out_dir.join(format!("synth_{}.{}.csv", args.spec.target, kn.replace('/', "-of-"))),
-        None => args.out_dir.join(format!("synth_{}.csv", args.spec.target)),
+    let spec = args.spec;
+    let options = misaal_synth::runner::Options {
+        action: args.action,
+        target: spec.target.clone(),
+        phase: args.phase,
+        depth: args.depth,
+        x86_depth: args.x86_depth,
+        units: args.units,
+        instructions: args.instructions,
+        shard: args.shard,
+        resume: args.resume,
+        jobs: args.jobs,
+        merge: args.merge,
+        shards: args.shards,
+        rules_out: args.rules_out,
+        include_unverified: args.include_unverified,
+        cpu_features: args.cpu_features,
+        out_dir: args.out_dir,
+        verdict_cache: crate::VERDICT_CACHE.into(),
+        load_specs: Box::new(move |include_unverified| load_verified(&spec, include_unverified)),
     };
-    let row = misaal_reports::SynthPhaseRow { phase: phase.into(), wall_s, outputs: outputs as u64, detail };
-    misaal_reports::update_synth_csv(&row, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    println!("wrote {} ({phase}: {wall_s:.1} s)", path.display());
-    Ok(())
-}
-
-/// `--phase swizzles`: the permutations the verified instructions perform or
-/// need, by class, into reports/<target>_swizzles.csv.
-fn swizzles(args: &SynthArgs) -> Result<PhaseOut, String> {
-    let t0 = Instant::now();
-    let lib = synth_library(args, args.include_unverified)?;
-    let pairs: Vec<_> = lib.iter().map(|(i, s)| (i.as_ref(), s.as_ref())).collect();
-    let found = misaal_datalog::discover_swizzles(&pairs);
-    let rows: Vec<misaal_reports::SwizzleRow> = found
-        .iter()
-        .map(|s| misaal_reports::SwizzleRow {
-            class: s.class.clone(),
-            elem_bits: s.elem_bits as u64,
-            inputs: s.inputs as u64,
-            lanes: s.pattern.len() as u64,
-            role: s.role.into(),
-            instructions: s.instructions.join(" "),
-            pattern: s.pattern_text(),
-        })
-        .collect();
-    std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-    let path = args.out_dir.join(format!("{}_swizzles.csv", args.spec.target));
-    misaal_reports::write_swizzles_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
-    let mut by_class: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for s in &found {
-        *by_class.entry(s.class.as_str()).or_default() += 1;
-    }
-    println!("swizzles: {} from {} specs in {} classes (MISAAL, x86: 243 in 10) in {:.1} s", found.len(), lib.len(), by_class.len(), t0.elapsed().as_secs_f64());
-    for (c, n) in &by_class {
-        println!("  {c:<28} {n:>4}");
-    }
-    println!("not yet: swizzles controlled by an immediate (vpshufd, vpermq imm), enumerated per value");
-    println!("wrote {}", path.display());
-
-    // Lowering rules: one candidate per instruction swizzle, kept only when
-    // the verifier proves it at every width it is instantiated at.
-    let t = target(args)?;
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
-    let cfg = audit_config(t);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
-    let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
-    let mut cands = misaal_synth::swizzle_rules::candidates(&found, operand_bits);
-    // The candidates are written with x86's head; the same Halide term
-    // rewritten to an ARM or HVX instruction is the same candidate.
-    if t.name() != "x86" {
-        for c in &mut cands {
-            c.text = c.text.replace("(x86 ", &format!("({} ", t.name())).replace(":ruleset x86", &format!(":ruleset {}", t.name()));
-        }
-    }
-    let mut kept = if t.name() == "x86" {
-        String::from(
-            "; Swizzle lowering rules synthesized by `misaal synth --phase swizzles`:\n\
-             ; one per data-movement instruction whose permutation is an interleave,\n\
-             ; a per-128-bit-lane interleave, a broadcast or a block selection,\n\
-             ; each proved by the verifier at every instantiation before it is written.\n\
-             ; Generated; the abstract phase folds them into rulesets/x86.egg.\n(ruleset x86)\n",
-        )
-    } else {
-        format!(
-            "; Swizzle lowering rules synthesized by `misaal synth --target {0} --phase swizzles`:\n\
-             ; one per data-movement instruction whose permutation is an interleave,\n\
-             ; a broadcast or a block selection, each proved by the verifier at every\n\
-             ; instantiation before it is written. Generated; the abstract phase folds\n\
-             ; them into rulesets/{1}.egg.\n(ruleset {0})\n",
-            t.name(),
-            t.output
-        )
-    };
-    let (mut proved, mut failed) = (0, Vec::new());
-    let pb = ProgressBar::new(cands.len() as u64);
-    style_bar(&pb);
-    pb.set_prefix("swizzles");
-    pb.set_message("lowering rules proved");
-    for c in &cands {
-        pb.inc(1);
-        let rules = match misaal_verifier::audit::load_rules("synth", &c.text, &libs, &cfg) {
-            Ok(r) => r,
-            Err(d) => {
-                failed.push(format!("{}: does not load: {d}", c.name));
-                continue;
-            }
-        };
-        let jobs = misaal_verifier::audit::plan(&rules, &cfg).map_err(|(_, e)| e)?;
-        let verdicts: Vec<_> = jobs.iter().map(|j| misaal_verifier::audit::run_job(&libs, j, &cfg, &cache)).collect();
-        match verdicts.iter().find(|r| r.verdict != misaal_verifier::audit::Verdict::Proved) {
-            None if !verdicts.is_empty() => {
-                proved += 1;
-                kept.push_str(&format!("; from {} ({})\n{}\n", c.instruction, c.class, c.text));
-            }
-            Some(r) => failed.push(format!("{}: {} {}", c.name, r.verdict.label(), r.counterexample)),
-            None => failed.push(format!("{}: no instantiation", c.name)),
-        }
-    }
-    pb.finish_and_clear();
-    let _ = cache.lock().expect("cache").save();
-    let rules_path = args.out_dir.join(format!("{}_swizzles.egg", args.spec.target));
-    let tmp = rules_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &kept).and_then(|()| std::fs::rename(&tmp, &rules_path)).map_err(|e| format!("error: writing {}: {e}", rules_path.display()))?;
-    println!("lowering rules: {} candidates, {proved} proved and written to {}, {} not", cands.len(), rules_path.display(), failed.len());
-    for f in failed.iter().take(10) {
-        println!("  not kept: {f}");
-    }
-    let wall = t0.elapsed().as_secs_f64();
-    record(args, "swizzles", wall, found.len(), format!("specs={};classes={};rule_candidates={};rules_proved={proved}", lib.len(), by_class.len(), cands.len()))?;
-    Ok(PhaseOut {
-        files: vec![path, rules_path],
-        summary: format!("swizzles   {wall:>7.1} s  {} swizzles in {} classes (MISAAL: 243 in 10), {proved} lowering rules proved", found.len(), by_class.len()),
-    })
-}
-
-/// `--phase enumerate`: Halide and x86 terms matched by fingerprint, each
-/// match proved before it is written to reports/<target>_enumerated.egg.
-/// With `--shard K/N` only every N-th unit runs and the rules go to
-/// `<target>_enumerated.K-of-N.egg`; `--merge N` combines the N shards'
-/// checkpoints into the same file a whole run writes.
-fn enumerate(args: &SynthArgs, merge: Option<usize>) -> Result<PhaseOut, String> {
-    use misaal_synth::enumerate::{self as en, Shard, checkpoint};
-    let t0 = Instant::now();
-    for (flag, set) in [("--shard", args.shard.is_some()), ("--resume", args.resume), ("--jobs", args.jobs.is_some())] {
-        if set && args.merge.is_some() {
-            return Err(format!("error: --merge combines finished shards; {flag} does not go with it"));
-        }
-    }
-    if args.include_unverified {
-        return Err("error: --include-unverified: enumeration writes rules, and rules are never synthesized from specs that have not met their oracle".into());
-    }
-    let cfg = enum_config(args)?;
-    let lib = synth_library(args, args.include_unverified)?;
-    let digest = cfg.digest(&lib);
-    let rules_path = |shard: Shard| {
-        if shard == Shard::WHOLE {
-            args.out_dir.join(format!("{}_enumerated.egg", args.spec.target))
-        } else {
-            args.out_dir.join(format!("{}_enumerated.{}-of-{}.egg", args.spec.target, shard.k, shard.n))
-        }
-    };
-    let write = |path: &std::path::Path, text: &str| {
-        std::fs::create_dir_all(&args.out_dir).map_err(|e| format!("error: {}: {e}", args.out_dir.display()))?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| format!("error: writing {}: {e}", path.display()))
-    };
-
-    if let Some(n) = merge {
-        if n == 0 {
-            return Err("error: --merge 0: there is no shard to merge".into());
-        }
-        let mut shards = Vec::new();
-        for k in 0..n {
-            let p = checkpoint::path(&args.out_dir, &args.spec.target, Shard { k, n });
-            let cp = checkpoint::Checkpoint::load(&p).map_err(|e| format!("error: {e}"))?;
-            shards.push((p.display().to_string(), cp));
-        }
-        let all = en::driver::merge(&cfg, &digest, shards).map_err(|e| format!("error: {e}"))?;
-        let path = rules_path(Shard::WHOLE);
-        write(&path, &en::render_rules(&cfg, &all))?;
-        let count: usize = all.iter().map(|u| u.rules.len()).sum();
-        println!("merged {n} shards: {count} rules in {} units; wrote {}", all.len(), path.display());
-        let wall = t0.elapsed().as_secs_f64();
-        let sum = |f: fn(&en::UnitResult) -> usize| all.iter().map(f).sum::<usize>();
-        let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
-        record(
-            args,
-            "enumerate",
-            wall,
-            count,
-            format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={};merged_shards={n}", all.len(), cfg.halide_depth),
-        )?;
-        return Ok(PhaseOut { files: vec![path], summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, merged from {n} shards (each shard's time is in its synth_<target>.K-of-N.csv)", all.len()) });
-    }
-
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(|e| format!("error: {e}"))?,
-        None => Shard::WHOLE,
-    };
-    let set = classify(&lib);
-    let rel: std::collections::BTreeSet<(String, String)> = relevance(&lib, &set).into_iter().map(|r| (r.class, r.relevant_class)).collect();
-    let class_of = |n: &str| set.class_of(n).map(|(c, _)| c.name.clone());
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let audit = audit_config(cfg.target);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
-    let inp = en::Inputs { x86: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
-    let t_setup = t0.elapsed().as_secs_f64();
-
-    let ck_path = checkpoint::path(&args.out_dir, &args.spec.target, shard);
-    if args.resume && ck_path.exists() {
-        println!("resuming from {}", ck_path.display());
-    }
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
-    let owned = (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count();
-    let pb = ProgressBar::new(owned as u64);
-    style_bar(&pb);
-    pb.set_prefix("enumerate");
-    pb.set_message("units");
-    // A resumed run starts the bar at the units already checkpointed.
-    if args.resume
-        && let Ok(cp) = checkpoint::Checkpoint::load(&ck_path)
-    {
-        pb.set_position(cp.units.len() as u64);
-    }
-    println!(
-        "enumerate: {} units in shard {}/{}, Halide depth {} (at most {} ops), x86 depth {}, {} cases; setup {t_setup:.1} s",
-        (0..cfg.signatures.len()).filter(|&u| shard.owns(u)).count(),
-        shard.k,
-        shard.n,
-        cfg.halide_depth,
-        cfg.halide_max_size,
-        cfg.x86_depth,
-        cfg.cases
-    );
-    let on_unit = |r: &en::UnitResult, secs: f64| {
-        pb.inc(1);
-        pb.suspend(|| print_unit(r, secs, cfg.target.name()));
-        let _ = cache.lock().expect("cache").save();
-    };
-    #[allow(clippy::items_after_statements)]
-    fn print_unit(r: &en::UnitResult, secs: f64, target: &str) {
-        println!(
-            "  [{}] {} Halide terms{}, {} {target} terms, {} matched, {} proofs: {} proved, {} refuted, {} unknown ({secs:.1} s)",
-            r.sig,
-            r.halide_terms,
-            if r.halide_cut > 0 { format!(" ({} over the cap)", r.halide_cut) } else { String::new() },
-            r.x86_terms,
-            r.matched,
-            r.proofs,
-            r.rules.len(),
-            r.refuted,
-            r.unknown
-        );
-        for n in &r.not_proved {
-            println!("    not kept: {n}");
-        }
-    }
-    let opts = en::driver::RunOptions { shard, checkpoint: &ck_path, resume: args.resume, digest: digest.clone(), max_units: None, on_unit: &on_unit };
-    let (cp, pools) = pool.install(|| en::driver::run_shard(&inp, &cfg, &opts)).map_err(|e| format!("error: {e}"))?;
-    pb.finish_and_clear();
-    for (arity, terms, evaluated, cut) in pools.stats() {
-        println!("  {} pool, {arity} input(s): {terms} distinct terms of {evaluated} evaluated{}", cfg.target.name(), if cut > 0 { format!(", {cut} depth-2 applications over the cap") } else { String::new() });
-    }
-    let units: Vec<_> = cp.units.values().cloned().collect();
-    let count: usize = units.iter().map(|u| u.rules.len()).sum();
-    let path = rules_path(shard);
-    write(&path, &en::render_rules(&cfg, &units))?;
-    let sum = |f: fn(&en::UnitResult) -> usize| units.iter().map(f).sum::<usize>();
-    let (halide_terms, matched, proofs, refuted, unknown) = (sum(|u| u.halide_terms), sum(|u| u.matched), sum(|u| u.proofs), sum(|u| u.refuted), sum(|u| u.unknown));
-    println!("enumerate: {count} rules proved ({matched} Halide terms matched, {proofs} proofs: {refuted} refuted, {unknown} unknown) in {:.1} s", t0.elapsed().as_secs_f64());
-    println!("wrote {} and {}", path.display(), ck_path.display());
-    let phase = if shard == Shard::WHOLE { "enumerate".to_string() } else { format!("enumerate {}/{}", shard.k, shard.n) };
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        &phase,
-        wall,
-        count,
-        format!("units={};halide_terms={halide_terms};matched={matched};proofs={proofs};refuted={refuted};unknown={unknown};depth={}", units.len(), cfg.halide_depth),
-    )?;
-    Ok(PhaseOut {
-        files: vec![path],
-        summary: format!("enumerate  {wall:>7.1} s  {count} concrete rules proved from {} units, {halide_terms} Halide terms, {proofs} proofs ({refuted} refuted, {unknown} unknown)", units.len()),
-    })
-}
-
-/// `--phase abstract`: the enumerated and swizzle rules (from `--out-dir`)
-/// folded into abstract rules, every instance proved, written to
-/// rulesets/<target>_synth.egg (or `--rules-out`).
-fn abstract_phase(args: &SynthArgs) -> Result<PhaseOut, String> {
-    use misaal_synth::abstraction::{self, run::run_for as abstract_run};
-    let t0 = Instant::now();
-    if args.include_unverified {
-        return Err("error: --include-unverified: abstraction writes rules, and rules are never synthesized from specs that have not met their oracle".into());
-    }
-    let mut concrete = Vec::new();
-    let mut inputs = Vec::new();
-    for (file, phase) in [("enumerated", "enumerate"), ("swizzles", "swizzles")] {
-        let path = args.out_dir.join(format!("{}_{file}.egg", args.spec.target));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}; run `misaal synth --phase {phase}` first", path.display()))?;
-        let c = abstraction::read_concrete(&path.display().to_string(), &text, phase)?;
-        // File names only: a merged run and a whole run in other folders write the same bytes.
-        inputs.push(format!("{}_{file}.egg ({} rules)", args.spec.target, c.len()));
-        concrete.extend(c);
-    }
-    let lib = synth_library(args, false)?;
-    let t = target(args)?;
-    let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let cfg = audit_config(t);
-    let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(std::path::Path::new(crate::VERDICT_CACHE)));
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("error: cannot start {threads} threads: {e}"))?;
-    let out_path = args.rules_out.clone().unwrap_or_else(|| misaal_rulesets::bundled_ruleset(t.output));
-    let header = format!(
-        "; {}: generated by misaal {} with `misaal synth --target {}` (its abstract phase); do not edit.\n\
-         ; Abstract lowering rules over element width (?bw), lane count (?n), vector size (?vsize)\n\
-         ; and signedness (?sign), folded from the proved concrete rules of {}.\n\
-         ; Every instance was proved by the verifier (Z3) on this machine's verified specs\n\
-         ; before it was written; each rule's domain is exactly its proved instances.\n",
-        out_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-        env!("CARGO_PKG_VERSION"),
-        args.spec.target,
-        inputs.join(" and ")
-    );
-    let both = t.isa.rule_files.iter().any(|f| *f == format!("{}_hand", t.name()));
-    let header = if both {
-        format!("{header}; The hand-written rules are rulesets/{0}_hand.egg; the compiler, bench and\n; `misaal verify --rules {0}` load both files.\n", t.name())
-    } else {
-        format!(
-            "{header}; The compiler, bench and `misaal verify --rules {0}` load this file alone; the\n; hand-written rulesets/{0}_hand.egg is the rediscovery corpus (tests/rediscovery.rs).\n",
-            t.name()
-        )
-    };
-    let pb = spinner("abstract");
-    pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
-    let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));
-    pb.finish_and_clear();
-    let _ = cache.lock().expect("cache").save();
-    let out = out?;
-    let tmp = out_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &out.text).and_then(|()| std::fs::rename(&tmp, &out_path)).map_err(|e| format!("error: writing {}: {e}", out_path.display()))?;
-    println!(
-        "abstract: {} concrete rules in, {} templates, {} abstract rules out ({:.1}x; MISAAL: 5,806 into 329, 17.6x)",
-        out.concrete,
-        out.templates,
-        out.rules,
-        out.concrete as f64 / out.rules.max(1) as f64
-    );
-    println!("instances: {} tried, {} proved and written, {} refuted, {} unknown (never written)", out.candidates, out.instances, out.refuted, out.unknown);
-    println!(
-        "legalize: {} split rules of lane-local Halide ops, {} proved instances of {} tried ({} refuted, {} unknown)",
-        out.split_rules, out.split_instances, out.split_tried, out.split_refuted, out.split_unknown
-    );
-    if !out.loop_dropped.is_empty() {
-        println!("left out as rewrite loops ({} proved Halide-level instances): {}", out.loop_dropped.len(), out.loop_dropped.join(", "));
-    }
-    if !out.uncovered.is_empty() {
-        println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
-    }
-    println!("wrote {} in {:.1} s", out_path.display(), t0.elapsed().as_secs_f64());
-    let wall = t0.elapsed().as_secs_f64();
-    record(
-        args,
-        "abstract",
-        wall,
-        out.rules,
-        format!(
-            "concrete={};templates={};instances={};tried={};refuted={};unknown={};uncovered={};split_rules={};split_instances={};loop_dropped={}",
-            out.concrete,
-            out.templates,
-            out.instances,
-            out.candidates,
-            out.refuted,
-            out.unknown,
-            out.uncovered.len(),
-            out.split_rules,
-            out.split_instances,
-            out.loop_dropped.len()
-        ),
-    )?;
-    Ok(PhaseOut {
-        files: vec![out_path],
-        summary: format!(
-            "abstract   {wall:>7.1} s  {} concrete into {} abstract rules, {:.1}x (MISAAL: 5,806 into 329, 17.6x); {} instances proved; {} split rules",
-            out.concrete,
-            out.rules,
-            out.concrete as f64 / out.rules.max(1) as f64,
-            out.instances,
-            out.split_rules
-        ),
-    })
+    misaal_synth::runner::Runner::new(options).run().map(|_| ExitCode::SUCCESS)
 }

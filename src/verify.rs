@@ -1,6 +1,6 @@
 //! `misaal verify`: audit every instantiation of every rule.
 
-use crate::VerifyArgs;
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_isa::SpecLibrary;
 use misaal_reports::VerifyRow;
@@ -12,6 +12,59 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// A target (`x86`: the synthesized rulesets/x86.egg; `arm`, `hvx`: the hand-written `<t>_hand.egg` and synthesized `<t>.egg` together) or a rule file.
+    #[arg(long, default_value = "x86")]
+    pub rules: String,
+    /// Only the rule with this name.
+    #[arg(long)]
+    pub rule: Option<String>,
+    /// Z3 timeout per instantiation, in milliseconds; a timeout is `unknown`.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout: u32,
+    /// Z3 resource limit per query (0: none). Unlike --timeout it does not
+    /// depend on the machine's speed: the same rule gets the same verdict
+    /// everywhere. Exhausting it is `unknown`.
+    #[arg(long, default_value_t = 0)]
+    pub rlimit: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Quickcheck cases per instantiation on the concrete evaluator.
+    #[arg(long, default_value_t = 1000)]
+    pub cases: usize,
+    /// Where to write the CSV (default reports/verify_<target>.csv).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Ignore and do not update the verdict cache (.misaal-cache/verify.tsv)
+    /// or the verdicts shipped with the rulesets (rulesets/*.verdicts.tsv).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Also write the settled verdicts of this run's instantiations to FILE
+    /// (sorted, tab-separated): `rulesets/x86.verdicts.tsv` ships them, so a
+    /// fresh checkout compiles without proving every rule first.
+    #[arg(long)]
+    pub export_verdicts: Option<PathBuf>,
+    /// Let rules use x86 specs that have not met their oracle (see
+    /// isa/specs/x86/evidence/); the output then says so.
+    #[arg(long)]
+    pub include_unverified: bool,
+    /// Exit 0 even when instantiations over unverified specs were left
+    /// unaudited (otherwise an audit that audited nothing has not passed).
+    #[arg(long)]
+    pub allow_unaudited: bool,
+    /// Derive spec statuses from this evidence folder instead of the
+    /// target's (`isa/specs/<target>/evidence`): what another set of
+    /// machines' evidence vouches for.
+    #[arg(long, value_name = "DIR")]
+    pub evidence: Option<PathBuf>,
+    /// Exit 0 even when a rule is `inapplicable` (no instantiation meets its
+    /// side conditions), which is otherwise an error in the ruleset.
+    #[arg(long)]
+    pub allow_inapplicable: bool,
+}
 
 /// A rule instantiation left unaudited: rule, instantiation, and each
 /// unverified spec it names with the reason.

@@ -13,7 +13,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
 use misaal_verifier::mutation::{MutationKind, mutants, prove_equivalent_in_range};
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::qemu::uniform_edge_cases;
+use misaal_verifier::arm::uniform_edge_cases;
 use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, cases_for, check_against};
 use std::collections::BTreeMap;
 
@@ -193,8 +193,11 @@ fn a_wrong_spec_is_caught() -> Result<(), Failed> {
     }
 }
 
-#[path = "arm_support/halide.rs"]
-mod halide;
+/// The Halide trial's support code (`tests/arm_support/`).
+mod arm_support {
+    pub mod halide;
+}
+use arm_support::halide;
 
 /// Kernels whose Halide ARM object is checked against the interpreter by
 /// default: two, since the interpreter takes seconds to half a minute a

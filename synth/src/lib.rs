@@ -13,6 +13,7 @@ pub mod abstraction;
 pub mod enumerate;
 pub mod legalize;
 pub mod pipeline;
+pub mod runner;
 pub mod swizzle_rules;
 pub mod target;
 

@@ -79,10 +79,11 @@ fn halide_term(s: &Swizzle, m: u32) -> Option<String> {
     }
 }
 
-/// Candidates for every swizzle an instruction performs. `operand_lanes`
+/// Candidates for every swizzle an instruction performs, each a rule of
+/// `target`'s dialect (its head and ruleset are the target's name). `operand_lanes`
 /// gives each instruction's vector operand lane count at the swizzle's
 /// element width (its operands' width over the element width).
-pub fn candidates(swizzles: &[Swizzle], operand_bits: impl Fn(&str) -> Option<u32>) -> Vec<Candidate> {
+pub fn candidates(swizzles: &[Swizzle], target: &str, operand_bits: impl Fn(&str) -> Option<u32>) -> Vec<Candidate> {
     let mut out = Vec::new();
     for s in swizzles {
         for instr in &s.performers {
@@ -91,7 +92,7 @@ pub fn candidates(swizzles: &[Swizzle], operand_bits: impl Fn(&str) -> Option<u3
             let args = if s.inputs == 2 { "?a ?b" } else { "?a" };
             let name = format!("synth.swizzle.{}", instr.trim_start_matches('_'));
             out.push(Candidate {
-                text: format!("(rewrite {lhs} (x86 {instr} {args}) :name \"{name}\" :ruleset x86)"),
+                text: format!("(rewrite {lhs} ({target} {instr} {args}) :name \"{name}\" :ruleset {target})"),
                 name,
                 class: s.class.clone(),
                 instruction: instr.clone(),

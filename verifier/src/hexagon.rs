@@ -1,10 +1,10 @@
 //! The HVX oracle: `Q6_*` intrinsics under `qemu-hexagon -cpu v67`, through
 //! a freestanding C harness (`misaal-oracle-hvx`), batched by
-//! [`crate::qemu::Batched`] like the ARM oracle: every case of every spec
+//! [`crate::arm::Batched`] like the ARM oracle: every case of every spec
 //! runs up front in a few qemu processes.
 
 use crate::oracle::OracleError;
-use crate::qemu::{BatchHarness, Batched};
+use crate::arm::{BatchHarness, Batched};
 use misaal_isa::{BitVec, Instr};
 use misaal_oracle_hvx::{Harness, Problem, Toolchain};
 

@@ -11,6 +11,7 @@
 //! generation.
 
 pub mod ac;
+pub mod arm;
 pub mod audit;
 pub mod compose;
 pub mod differential;
@@ -20,13 +21,13 @@ pub mod mutation;
 pub mod oracle;
 pub mod prekey;
 mod products;
-pub mod qemu;
 pub mod silicon;
 pub mod smt;
+pub mod twin;
 pub mod verdicts;
 
+pub use arm::ArmQemu;
 pub use hexagon::HvxQemu;
 pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, cases_for, check_against};
 pub use oracle::{Oracle, OracleError};
-pub use qemu::ArmQemu;
 pub use silicon::X86Silicon;

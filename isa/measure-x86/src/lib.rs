@@ -9,11 +9,14 @@
 //! and keeps the fastest visit that another visit confirms (interference
 //! only adds time to a run).
 //!
-//! Owns: running an instruction in a loop and counting timestamp ticks per
-//! operation. Knows nothing of the semantics beyond signatures, nor of CSV
-//! files or CPU names; `misaal isa measure` turns ticks into cycles.
+//! Owns: running an instruction in a loop, counting timestamp ticks per
+//! operation, and turning them into cycles ([`method`]). Knows nothing of
+//! the semantics beyond signatures, nor of CSV files or CPU names;
+//! `misaal isa measure` picks the specs and writes the table.
 
 #![allow(clippy::missing_safety_doc)]
+
+pub mod method;
 
 /// How a kernel's latency loop feeds each result into the next operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

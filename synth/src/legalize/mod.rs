@@ -14,44 +14,31 @@
 use misaal_isa::SpecLibrary;
 
 /// The expansions of mixed-width ops (searched; see the file).
-#[path = "expand.rs"]
 pub mod expand;
 /// Register halves (slices and the join), searched per immediate.
-#[path = "movement.rs"]
 pub mod movement;
 /// 256-bit narrowings and 32 -> 8 bit narrowings (searched).
-#[path = "narrowing.rs"]
 pub mod narrowing;
 /// Selects, comparisons and negated bitwise operands (searched).
-#[path = "select.rs"]
 pub mod select;
 /// Shifts by a per-lane amount and the rounding shifts' expansions (searched).
-#[path = "shift.rs"]
 pub mod shift;
 /// Reductions to one lane: halves, then one register (searched).
-#[path = "reduce.rs"]
 pub mod reduce;
 /// Expansions of the halving ops into same-width ops (searched).
-#[path = "halving.rs"]
 pub mod halving;
 /// Full reductions of widening ops regrouped through a pairwise
 /// instruction (searched).
-#[path = "regroup.rs"]
 pub mod regroup;
 /// Commutation identities of the same-type ops (searched).
-#[path = "commute.rs"]
 pub mod commute;
 /// The 32-bit multiply-shifts through even/odd 64-bit products (searched).
-#[path = "mulshr.rs"]
 pub mod mulshr;
 /// Widening products by a broadcast, and sums of two, through vpmaddwd (searched).
-#[path = "madd.rs"]
 pub mod madd;
 /// One-instruction lowerings repaired at edge values by a select (searched).
-#[path = "fixup.rs"]
 pub mod fixup;
 /// Reductions of widened lane-wise ops as one instruction (searched).
-#[path = "widen_reduce.rs"]
 pub mod widen_reduce;
 
 /// The split templates, the expansions and the register-half moves

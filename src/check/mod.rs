@@ -9,28 +9,33 @@
 //! `<specs>/evidence/<machine>.tsv` ([`misaal_isa::evidence`]), this
 //! machine's file only: other machines' rows are never rewritten, so a run
 //! on a CPU that lacks a feature cannot downgrade evidence taken elsewhere.
-//! ARM specs run under qemu-aarch64 (`misaal_verifier::qemu`) and HVX specs
+//! ARM specs run under qemu-aarch64 (`misaal_verifier::arm`) and HVX specs
 //! under qemu-hexagon (`misaal_verifier::hexagon`, freestanding harnesses
 //! built by clang 19), all cases of all specs batched up front; a spec that
 //! agreed is `emulator`, and the "machine" is the emulator build.
 //!
 //! `--export DIR` writes this machine's current rows as a folder with a
-//! README; `--import DIR` merges such folders, refusing stale rows.
+//! README; `--import DIR` merges such folders, refusing stale rows
+//! ([`exchange`]).
 
-use crate::{Outcome, SpecArgs, load};
+use crate::{SpecArgs, load};
 use indicatif::{ProgressBar, ProgressStyle};
 use misaal_isa::evidence::{self, EvidenceFile, EvidenceRow, Machine};
 use misaal_isa::status::{SpecStatus, StatusTable};
 use misaal_isa::{Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
-use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, OracleError, Verdict, X86Silicon, check_against};
+use misaal_verifier::oracle::{NoTools, Restricted};
+use misaal_verifier::twin::find_twin;
+use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, Verdict, X86Silicon, check_against};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
+
+mod exchange;
+use exchange::{export_dir, import_dirs};
 
 pub struct CheckArgs {
     pub family: Option<String>,
@@ -46,8 +51,15 @@ pub struct CheckArgs {
     pub import: Vec<PathBuf>,
 }
 
-/// Z3's budget for one twin proof; a timeout leaves the spec `skipped`.
-const TWIN_TIMEOUT_MS: u32 = 60_000;
+/// One spec's result of a check: its report row and evidence.
+struct Outcome {
+    family: String,
+    row: SemanticsRow,
+    detail: Option<String>,
+    status: misaal_isa::SpecStatus,
+    /// The CPU, or the twin and its proof, or why it was skipped.
+    evidence: String,
+}
 
 /// misaal's version and the git revision it was built from.
 pub fn version() -> String {
@@ -353,170 +365,3 @@ fn derived_summary(lib: &SpecLibrary, before: &StatusTable, after: &StatusTable,
     out
 }
 
-/// x86's oracle, allowed only some CPU features (`--cpu-features`): it can
-/// only make specs unavailable, never vouch for more than the CPU does.
-struct Restricted<'a> {
-    inner: &'a dyn Oracle,
-    allowed: BTreeSet<String>,
-}
-
-impl<'a> Restricted<'a> {
-    fn new(inner: &'a dyn Oracle, list: &str) -> Self {
-        // Each SSE/AVX level implies those below it, as CPUID levels do.
-        const CHAIN: [&str; 8] = ["sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2"];
-        let mut allowed = BTreeSet::new();
-        for f in list.split(',').map(|f| f.trim().replace('.', "_")).filter(|f| !f.is_empty()) {
-            if let Some(k) = CHAIN.iter().position(|c| *c == f) {
-                allowed.extend(CHAIN[..=k].iter().map(|c| c.to_string()));
-            }
-            allowed.insert(f);
-        }
-        Restricted { inner, allowed }
-    }
-}
-
-impl Oracle for Restricted<'_> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn available(&self, instr: &Instr) -> Result<(), OracleError> {
-        let banned: Vec<&str> = instr.features.iter().filter(|f| !self.allowed.contains(*f)).map(String::as_str).collect();
-        if !banned.is_empty() {
-            return Err(OracleError::Unavailable(format!("--cpu-features leaves out {} needed by `{}`", banned.join(", "), instr.name)));
-        }
-        self.inner.available(instr)
-    }
-    fn run_batch(&self, instr: &Instr, cases: &[Vec<misaal_isa::BitVec>]) -> Result<Vec<misaal_isa::BitVec>, OracleError> {
-        self.available(instr)?;
-        self.inner.run_batch(instr, cases)
-    }
-}
-
-/// Writes `mine`'s rows for the current spec texts as an evidence folder:
-/// `<machine>.tsv`, a README with its provenance, and the CPU's flags.
-fn export_dir(dir: &Path, lib: &SpecLibrary, m: &Machine, mine: &EvidenceFile, command: &str, cfg: &DiffConfig, target: &str) -> Result<(), String> {
-    let io = |p: &Path, e: std::io::Error| format!("error: writing {}: {e}", p.display());
-    let mut current = EvidenceFile { notes: mine.notes.clone(), rows: BTreeMap::new() };
-    current.rows = mine.rows.iter().filter(|(n, r)| lib.digest(n) == Some(r.digest.as_str())).map(|(n, r)| (n.clone(), r.clone())).collect();
-    let file = dir.join(format!("{}.tsv", m.slug()));
-    current.save(&file).map_err(|e| io(&file, e))?;
-    let flags = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|t| t.lines().find_map(|l| l.strip_prefix("flags").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string())));
-    let by_status = |s: SpecStatus| current.rows.values().filter(|r| r.status == s).count();
-    let readme = format!(
-        "# {target} evidence from {}\n\n\
-         Written by `misaal isa check --export`; merge it into a checkout with\n\
-         `misaal isa check --target {target} --import <this folder>`, which refuses rows whose spec changed since.\n\n\
-         | | |\n|---|---|\n\
-         | machine | {} |\n| family / model / stepping | {} / {} / {} |\n| CPU flags | {} |\n\
-         | command | `{command}` |\n| seed | {} |\n| cases | {} |\n| date | {} |\n| misaal | {} |\n\n\
-         `{}.tsv`: {} rows for current spec texts: {} silicon, {} emulator, {} proven-twin, {} failed.\n",
-        m.describe(),
-        m.cpu,
-        m.family,
-        m.model,
-        m.stepping,
-        if flags.is_some() && m.family != "-" { "`cpu-flags.txt`" } else { "n/a (an emulator)" },
-        cfg.seed,
-        cfg.cases,
-        today(),
-        version(),
-        m.slug(),
-        current.rows.len(),
-        by_status(SpecStatus::Silicon),
-        by_status(SpecStatus::Emulator),
-        by_status(SpecStatus::ProvenTwin),
-        by_status(SpecStatus::Failed),
-    );
-    let p = dir.join("README.md");
-    evidence::write_atomic(&p, &readme).map_err(|e| io(&p, e))?;
-    if let (Some(f), true) = (flags, m.family != "-") {
-        let p = dir.join("cpu-flags.txt");
-        evidence::write_atomic(&p, &(f + "\n")).map_err(|e| io(&p, e))?;
-    }
-    println!("exported {} rows of {} to {}", current.rows.len(), m.describe(), dir.display());
-    Ok(())
-}
-
-/// Merges evidence folders (`--export`'s) into the evidence folder. A row
-/// whose digest is not its spec's current one, or that names no spec, is
-/// refused and named; the others are merged into the file of the same name.
-/// Exits 1 if any row was refused (the rest is merged all the same).
-fn import_dirs(lib: &SpecLibrary, spec_dir: &Path, ev_dir: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
-    let before = StatusTable::derive(&evidence::load_dir(ev_dir).map_err(|d| d.to_string())?, Some(spec_dir));
-    let mut refused = Vec::new();
-    let mut merged = 0;
-    for dir in dirs {
-        let files = evidence::load_dir(dir).map_err(|d| d.to_string())?;
-        if files.is_empty() {
-            return Err(format!("error: {} holds no evidence file (`<machine>.tsv`, as `misaal isa check --export` writes)", dir.display()));
-        }
-        for (p, theirs) in files {
-            let target = ev_dir.join(p.file_name().expect("a file"));
-            let mut ours = EvidenceFile::load(&target).map_err(|d| d.to_string())?;
-            let old_text = std::fs::read_to_string(&target).ok();
-            for n in &theirs.notes {
-                if !ours.notes.contains(n) {
-                    ours.notes.push(n.clone());
-                }
-            }
-            for (name, row) in theirs.rows {
-                let why = match lib.digest(&name) {
-                    None => Some("no such spec here".to_string()),
-                    Some(d) if d != row.digest => Some(format!("stale: checked as digest {}, the spec is now {d}", row.digest)),
-                    Some(_) => None,
-                };
-                if let Some(why) = why {
-                    refused.push(format!("{}: {name} ({} on {}): {why}", p.display(), row.status.label(), row.machine.describe()));
-                    continue;
-                }
-                let keep_old = ours.rows.get(&name).is_some_and(|old| old.digest == row.digest && old.status == row.status && old.cases > row.cases);
-                if !keep_old {
-                    ours.rows.insert(name, row);
-                    merged += 1;
-                }
-            }
-            let text = ours.render();
-            if old_text.as_deref() != Some(text.as_str()) {
-                evidence::write_atomic(&target, &text).map_err(|e| format!("error: writing {}: {e}", target.display()))?;
-                println!("merged into {}", target.display());
-            }
-        }
-    }
-    for r in &refused {
-        println!("REFUSED {r}");
-    }
-    let after = StatusTable::derive(&evidence::load_dir(ev_dir).map_err(|d| d.to_string())?, Some(spec_dir));
-    print!("{}", derived_summary(lib, &before, &after, ""));
-    println!("imported {merged} row(s); refused {} stale or unknown row(s)", refused.len());
-    Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-/// The oracle of a machine without the HVX tools: every spec is unavailable,
-/// and the reason names the missing tool.
-struct NoTools(String);
-
-impl Oracle for NoTools {
-    fn name(&self) -> &'static str {
-        "emulator"
-    }
-    fn available(&self, _: &Instr) -> Result<(), misaal_verifier::OracleError> {
-        Err(misaal_verifier::OracleError::Unavailable(self.0.clone()))
-    }
-    fn run_batch(&self, _: &Instr, _: &[Vec<misaal_isa::BitVec>]) -> Result<Vec<misaal_isa::BitVec>, misaal_verifier::OracleError> {
-        Err(misaal_verifier::OracleError::Unavailable(self.0.clone()))
-    }
-}
-
-/// A verified spec of the same instruction (mnemonic, operand types and
-/// result width) that Z3 proves equal to `i`.
-fn find_twin(lib: &SpecLibrary, table: &StatusTable, now: &BTreeMap<String, SpecStatus>, i: &Instr, sem: &Semantics) -> Option<String> {
-    let sig = |x: &Instr| (x.mnemonic.clone(), x.params.iter().map(|p| p.ty).collect::<Vec<_>>(), x.ret);
-    lib.iter()
-        .filter(|(t, _)| t.name != i.name && sig(t) == sig(i))
-        // Only a spec verified by its own oracle: twins of twins prove nothing new.
-        .filter(|(t, s)| match now.get(&t.name) {
-            Some(st) => *st != SpecStatus::ProvenTwin,
-            None => table.verified(&t.name, s).is_ok() && table.row_for(&t.name, &misaal_isa::status::digest(s)).is_some_and(|r| r.status != SpecStatus::ProvenTwin),
-        })
-        .find(|(_, s)| prove_equivalent(sem, s, TWIN_TIMEOUT_MS) == Equivalence::Proved)
-        .map(|(t, _)| t.name.clone())
-}
