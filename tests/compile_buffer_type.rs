@@ -38,12 +38,7 @@ fn compile(out: &Path, extra: &[&str]) -> (Option<i32>, String) {
 }
 
 fn halide_include() -> PathBuf {
-    let o = Command::new("python3")
-        .args(["-c", "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))"])
-        .output()
-        .expect("python3");
-    assert!(o.status.success(), "python3 cannot import halide; run scripts/setup.sh");
-    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+    misaal_bench::halide_include().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Calls `misaal_conv` on `input.bin` (uint8) and `mask.bin` (int8, 3x3),
