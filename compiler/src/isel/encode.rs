@@ -117,11 +117,6 @@ impl TermDag {
         self.nodes.is_empty()
     }
     /// The distinct Halide ops (name and generics) among the nodes.
-    /// The constants (bits, value) of the expressions.
-    pub fn constants(&self) -> Vec<(i64, i64)> {
-        self.nodes.iter().filter_map(|n| if let Op::Const { bits, value } = n.op { Some((bits, value)) } else { None }).collect()
-    }
-
     pub fn halide_heads(&self) -> Vec<(String, Vec<i64>)> {
         let mut v: Vec<(String, Vec<i64>)> = self.nodes.iter().filter_map(|n| if let Op::Halide { name, generics } = &n.op { Some((name.clone(), generics.clone())) } else { None }).collect();
         v.sort();

@@ -23,6 +23,7 @@ pub mod encode;
 pub mod extract;
 pub mod dialect;
 pub mod features;
+pub mod matchable;
 pub mod rules;
 pub mod schedule;
 pub mod validate;
@@ -445,7 +446,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         Some(p) => Verdicts::Cache(p),
         None => Verdicts::NoCache,
     };
-    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), Some(&dag.constants()), verdicts, opts.allow_unproved, opts.features.as_ref())?;
+    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), Some(&matchable::kernel_shapes(&dag)), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
     if opts.release_rule_caches {
         book.release_caches();

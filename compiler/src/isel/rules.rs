@@ -9,9 +9,9 @@
 //!    in the kernel, closed under what the loaded right sides introduce
 //!    (a rule that splits an `add` at 512 lanes brings in the `add` rules at
 //!    256). Nothing else is proved or loaded. Of those, an instance whose
-//!    left side needs a constant, an inner op or an instruction that
-//!    neither the kernel nor another such instance writes is left out too
-//!    ([`matchable`]).
+//!    left side needs a node (with its children and grandchildren) that
+//!    neither the kernel nor another such instance can put in the e-graph
+//!    is left out too ([`matchable`](super::matchable)).
 //! 3. Those over target specs that `STATUS.tsv` does not vouch for are left
 //!    out and counted (on a CPU without AVX-512, every 512-bit rule).
 //! 4. The rest need the verdict `proved`, from the verdict cache or proved
@@ -21,6 +21,7 @@
 //!    proved one.
 
 use super::features::CpuFeatures;
+use super::matchable::{Shape, matchable};
 use super::encode::{CONST, SORT, canonical_const, halide_ctor, instr_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
@@ -147,63 +148,6 @@ impl LoadedRules {
     /// Every target instruction the loaded rules can produce.
     pub fn instructions(&self) -> BTreeSet<String> {
         self.instances.iter().flat_map(|i| i.rhs.instructions()).collect()
-    }
-}
-
-/// A node a left side needs in the e-graph before it can match.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Atom {
-    Const(i64, i64),
-    Halide(String, Vec<i64>),
-    Instr(String),
-}
-
-impl Pat {
-    /// Every constant, Halide op (with its generics) and instruction in the
-    /// pattern: what it needs to match, or what it writes.
-    pub fn atoms(&self) -> Vec<Atom> {
-        let mut v = Vec::new();
-        self.walk(&mut |p| {
-            let a = match p {
-                Pat::Var(_) => return,
-                Pat::Const { bits, value } => Atom::Const(*bits, *value),
-                Pat::Halide { name, generics, .. } => Atom::Halide(name.clone(), generics.clone()),
-                Pat::Instr { name, .. } => Atom::Instr(name.clone()),
-            };
-            if !v.contains(&a) {
-                v.push(a);
-            }
-        });
-        v
-    }
-}
-
-/// Which of the instances `sides` (left, right) can ever match: those whose
-/// left side's atoms (constants, Halide ops at their generics, target
-/// instructions) are all in the kernel (`present`) or written by the right
-/// side of an instance that can match. A node enters an e-graph only these
-/// two ways, so leaving the others out changes no selection: shift rules
-/// are instantiated per amount, and a kernel shifts by a few; a rule over
-/// `widening_mul` at i8 waits for a kernel (or a rule) that has one. A
-/// two-way rule (`bidirectional`) also matches its right side and writes
-/// its left one.
-pub fn matchable(sides: &[(&Pat, &Pat, bool)], present: impl IntoIterator<Item = Atom>) -> Vec<bool> {
-    let mut known: BTreeSet<Atom> = present.into_iter().collect();
-    let atoms: Vec<(Vec<Atom>, Vec<Atom>)> = sides.iter().map(|(l, r, _)| (l.atoms(), r.atoms())).collect();
-    let mut keep = vec![false; sides.len()];
-    loop {
-        let mut grew = false;
-        for (k, (l, r)) in atoms.iter().enumerate() {
-            let two_way = sides[k].2;
-            if !keep[k] && (l.iter().all(|a| known.contains(a)) || (two_way && r.iter().all(|a| known.contains(a)))) {
-                keep[k] = true;
-                known.extend(l.iter().chain(r).cloned());
-                grew = true;
-            }
-        }
-        if !grew {
-            return keep;
-        }
     }
 }
 
@@ -467,9 +411,10 @@ impl RuleBook {
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
     /// see the module documentation.
-    /// With `constants` (the kernel's), instances that can never match are
-    /// left out before their verdicts are settled (see [`matchable`]).
-    pub fn load(&self, env: &RuleEnv, heads: &[Head], constants: Option<&[(i64, i64)]>, verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
+    /// With `kernel` (the shapes of the kernel's nodes), instances that can
+    /// never match are left out before their verdicts are settled (see
+    /// [`matchable`]).
+    pub fn load(&self, env: &RuleEnv, heads: &[Head], kernel: Option<&[Shape]>, verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
         let started = std::time::Instant::now();
         let libs = Libraries { x86: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
@@ -517,10 +462,9 @@ impl RuleBook {
                 chosen.push(c.clone());
             }
         }
-        if let Some(constants) = constants {
+        if let Some(kernel) = kernel {
             let sides: Vec<(&Pat, &Pat, bool)> = chosen.iter().map(|c| (&c.lhs, &c.rhs, self.rules[c.rule].bidirectional)).collect();
-            let present = constants.iter().map(|&(b, v)| Atom::Const(b, v)).chain(heads.iter().map(|(n, g)| Atom::Halide(n.clone(), g.clone())));
-            let keep = matchable(&sides, present);
+            let keep = matchable(&sides, kernel.iter().cloned());
             let mut flags = keep.iter();
             chosen.retain(|_| *flags.next().expect("one flag per instance"));
         }
@@ -615,57 +559,4 @@ pub fn program(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shr(c: i64) -> Pat {
-        Pat::Halide { name: "shr".into(), generics: vec![32], kids: vec![Pat::Var("a".into()), Pat::Const { bits: 32, value: c }] }
-    }
-
-    /// A left side's constant must be in the kernel or written by an
-    /// instance that can itself match, however late in the list.
-    #[test]
-    fn only_instances_whose_constants_can_appear_are_kept() {
-        let srli = |c| Pat::Instr { name: "srli".into(), kids: vec![Pat::Var("a".into()), Pat::Const { bits: 8, value: c }] };
-        let x = Pat::Var("x".into());
-        let (s2, s3, s7, s9) = (shr(2), shr(3), shr(7), shr(9));
-        let (i3, i7, i9) = (srli(3), srli(7), srli(9));
-        // The last writes the constant the first needs.
-        let sides = [(&s3, &i3, false), (&s7, &i7, false), (&s9, &i9, false), (&s2, &s3, false), (&x, &x, false)];
-        let shr32 = || Atom::Halide("shr".into(), vec![32]);
-        assert_eq!(matchable(&sides, [Atom::Const(32, 2), Atom::Const(32, 7), shr32()]), [true, true, false, true, true]);
-        assert_eq!(matchable(&sides, [shr32()]), [false, false, false, false, true]);
-        // Without a `shr` at 32 bits in the kernel, no constant helps.
-        assert_eq!(matchable(&sides, [Atom::Const(32, 2), Atom::Const(32, 7)]), [false, false, false, false, true]);
-    }
-
-    /// An inner op or instruction of a left side must be in the kernel or
-    /// written by an instance that can match; a two-way rule also matches
-    /// its right side.
-    #[test]
-    fn only_instances_whose_inner_ops_can_appear_are_kept() {
-        let v = |n: &str| Pat::Var(n.into());
-        let op = |n: &str, g: i64, kids: Vec<Pat>| Pat::Halide { name: n.into(), generics: vec![g], kids };
-        let instr = |n: &str, kids: Vec<Pat>| Pat::Instr { name: n.into(), kids };
-        // add(widen8(a), widen8(b)) -> vpaddw(vpmovzx(a), vpmovzx(b)); widen8 never occurs.
-        let add_wide = op("add", 16, vec![op("widen", 8, vec![v("a")]), op("widen", 8, vec![v("b")])]);
-        let paddw = instr("vpaddw", vec![instr("vpmovzx", vec![v("a")]), instr("vpmovzx", vec![v("b")])]);
-        // A fix-up over an instruction some matchable rule writes, and one nobody writes.
-        let fix = instr("vpmovzx", vec![v("a")]);
-        let fixed = op("widen", 8, vec![v("a")]);
-        let orphan = instr("vpshufb", vec![v("a"), v("b")]);
-        let add16 = op("add", 16, vec![v("a"), v("b")]);
-        let plain = instr("vpaddw", vec![v("a"), v("b")]);
-        let sides = [(&add_wide, &paddw, false), (&fix, &fixed, false), (&orphan, &v("a"), false), (&add16, &plain, false)];
-        let add = Atom::Halide("add".into(), vec![16]);
-        assert_eq!(matchable(&sides, [add.clone()]), [false, false, false, true]);
-        // widen8 never appears, so a one-way rule from it never matches; a
-        // two-way one matches its right side, which the add rule writes,
-        // and then writes widen8 itself.
-        assert_eq!(matchable(&[(&fixed, &fix, false), (&add16, &paddw, false)], [add.clone()]), [false, true]);
-        assert_eq!(matchable(&[(&fixed, &fix, true), (&fixed, &fix, false), (&add16, &paddw, false)], [add]), [true, true, true]);
-    }
 }
