@@ -88,13 +88,7 @@ fn shape_of(p: &Pat) -> Option<Shape> {
 /// Every node of `p` (variables aside), as shapes.
 pub fn shapes(p: &Pat) -> Vec<Shape> {
     let mut out = Vec::new();
-    fn walk(p: &Pat, out: &mut Vec<Shape>) {
-        if let Some(s) = shape_of(p) {
-            out.push(s);
-        }
-        kids_of(p).iter().for_each(|k| walk(k, out));
-    }
-    walk(p, &mut out);
+    p.walk(&mut |n| out.extend(shape_of(n)));
     out
 }
 
@@ -250,22 +244,18 @@ fn combinations<T: Clone>(slots: Vec<Vec<Option<T>>>) -> Vec<Vec<Option<T>>> {
 /// in `from` among the facts (a variable at `from`'s root: anything).
 fn written(from: &Pat, to: &Pat, facts: &Facts) -> Vec<Shape> {
     let mut bound: HashMap<&str, BTreeSet<Kid>> = HashMap::new();
-    fn bind<'p>(p: &'p Pat, facts: &Facts, bound: &mut HashMap<&'p str, BTreeSet<Kid>>) {
-        let Some(atom) = atom_of(p) else { return };
-        for (j, k) in kids_of(p).iter().enumerate() {
-            match k {
-                Pat::Var(v) => {
-                    let found = facts.by_atom.get(&atom).into_iter().flatten().filter_map(|f| f.kids.get(j).cloned());
-                    bound.entry(v.as_str()).or_default().extend(found);
-                }
-                _ => bind(k, facts, bound),
-            }
-        }
-    }
     if let Pat::Var(v) = from {
         bound.entry(v.as_str()).or_default().insert(None);
     }
-    bind(from, facts, &mut bound);
+    from.walk(&mut |n| {
+        let Some(atom) = atom_of(n) else { return };
+        for (j, k) in kids_of(n).iter().enumerate() {
+            if let Pat::Var(v) = k {
+                let found = facts.by_atom.get(&atom).into_iter().flatten().filter_map(|f| f.kids.get(j).cloned());
+                bound.entry(v.as_str()).or_default().extend(found);
+            }
+        }
+    });
     // A variable bound to anything at one of its places is anything.
     let options = |v: &str| -> Vec<Kid> {
         match bound.get(v) {
@@ -274,14 +264,12 @@ fn written(from: &Pat, to: &Pat, facts: &Facts) -> Vec<Shape> {
         }
     };
     let mut out = Vec::new();
-    fn nodes<'p>(p: &'p Pat, out: &mut Vec<&'p Pat>) {
-        if atom_of(p).is_some() {
-            out.push(p);
-            kids_of(p).iter().for_each(|k| nodes(k, out));
-        }
-    }
     let mut todo = Vec::new();
-    nodes(to, &mut todo);
+    to.walk(&mut |n| {
+        if atom_of(n).is_some() {
+            todo.push(n);
+        }
+    });
     for q in todo {
         let atom = atom_of(q).expect("a node");
         // Each slot's possible children, each with its possible children.
@@ -337,15 +325,13 @@ fn merge_of(from: &Pat, to: &Pat) -> Merge {
 /// variables are bound under, so what [`written`] reads.
 fn binding_atoms(p: &Pat) -> BTreeSet<Atom> {
     let mut out = BTreeSet::new();
-    fn walk(p: &Pat, out: &mut BTreeSet<Atom>) {
-        if let Some(a) = atom_of(p) {
-            if kids_of(p).iter().any(|k| matches!(k, Pat::Var(_))) {
-                out.insert(a);
-            }
-            kids_of(p).iter().for_each(|k| walk(k, out));
+    p.walk(&mut |n| {
+        if let Some(a) = atom_of(n)
+            && kids_of(n).iter().any(|k| matches!(k, Pat::Var(_)))
+        {
+            out.insert(a);
         }
-    }
-    walk(p, &mut out);
+    });
     out
 }
 

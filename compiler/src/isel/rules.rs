@@ -64,7 +64,8 @@ impl Pat {
             }
         }
     }
-    fn walk<'p>(&'p self, f: &mut dyn FnMut(&'p Pat)) {
+    /// Every node of the pattern, variables included, parents first.
+    pub(super) fn walk<'p>(&'p self, f: &mut dyn FnMut(&'p Pat)) {
         f(self);
         if let Pat::Halide { kids, .. } | Pat::Instr { kids, .. } = self {
             kids.iter().for_each(|k| k.walk(f));
