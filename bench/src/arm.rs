@@ -11,7 +11,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::input_set;
-use crate::keep::{Evidence, drop_later_sets, keep_and_note, keep_error, set_dir};
+use crate::keep::{Evidence, halide_files, stmt_file, drop_later_sets, keep_and_note, keep_error, set_dir};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, csv_field, geomean, halide_include, run_tool, which, write_atomic};
@@ -155,7 +155,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let mut bit_exact = v.cell();
     if outcome(&bit_exact) == Outcome::Failed {
         let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-aarch64 -cpu max, -march={march}"));
-        ev.files.extend([hobj.clone(), runtime.clone()]);
+        ev.files.extend(halide_files([hobj.clone(), runtime.clone()]));
         ev.blobs = interp_outs.into_iter().enumerate().map(|(r, b)| (format!("input{r}/out_interpreter.bin"), b)).collect();
         bit_exact = keep_and_note(cfg, &ev);
     } else {
@@ -170,7 +170,7 @@ const RERUN: &str = "cp -r input0 again && qemu-aarch64 -cpu max ./kernel again 
 /// A failed row's evidence before the backend adds what only it knows:
 /// the kernel's work folder and its Stmt.
 fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "arm", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![cx.suite.stmt(&k.name)], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
+    Evidence { target: "arm", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
@@ -193,7 +193,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
                 let cell = format!("no: {}", e.lines().next().unwrap_or(""));
                 let details = [e.clone()];
                 let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-                ev.files.extend(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt]));
+                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
                 keep_error(cfg, &ev)
             },
             ours: None,

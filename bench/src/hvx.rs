@@ -9,7 +9,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::{InputSet, input_set};
-use crate::keep::{Evidence, keep_and_note, keep_error};
+use crate::keep::{Evidence, halide_files, stmt_file, keep_and_note, keep_error};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, csv_field, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -347,7 +347,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         // qemu's output exists only here: each set's inputs and each
         // side's outputs as files, as the hosted harness writes them.
         let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-hexagon -cpu v67, {method}"));
-        ev.files.extend(objects.iter().cloned());
+        ev.files.extend(halide_files(objects.iter().cloned()));
         for (set, inputs) in sets.iter().enumerate() {
             for (name, data) in inputs {
                 ev.blobs.push((format!("input{set}/{name}.bin"), data.clone()));
@@ -371,7 +371,7 @@ const RERUN: &str = "qemu-hexagon -cpu v67 ./kernel.elf < stdin.bin > again.bin 
 /// A failed row's evidence before the backend adds what only it knows:
 /// the kernel's work folder and its Stmt.
 fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "hvx", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![cx.suite.stmt(&k.name)], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
+    Evidence { target: "hvx", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
@@ -397,7 +397,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
                 let cell = format!("no: {}", e.lines().next().unwrap_or(""));
                 let details = [e.clone()];
                 let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-                ev.files.extend(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt]));
+                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
                 keep_error(cfg, &ev)
             },
             ours_packets: None,

@@ -23,9 +23,9 @@ pub struct Evidence<'a> {
     /// The kernel's work folder: copied whole (it holds only this run's
     /// files); none when the kernel's name cannot name one.
     pub dir: Option<PathBuf>,
-    /// Files from outside `dir` the run used (the Stmt, Halide's object and
-    /// runtime), copied beside the rest under their own names.
-    pub files: Vec<PathBuf>,
+    /// Files from outside `dir` the run used, as (path inside the folder,
+    /// source): the Stmt, Halide's object and runtime ([`halide_files`]).
+    pub files: Vec<(String, PathBuf)>,
     /// Bytes only this process holds, as (path inside the folder, bytes):
     /// the interpreter's outputs, HVX's per-set inputs and outputs.
     pub blobs: Vec<(String, Vec<u8>)>,
@@ -38,6 +38,17 @@ pub struct Evidence<'a> {
     pub run: String,
     /// How to run the kept program again from inside the folder.
     pub rerun: &'a str,
+}
+
+/// Halide's object and runtime as [`Evidence::files`]: under `halide/`,
+/// apart from ours.
+pub fn halide_files(objects: impl IntoIterator<Item = PathBuf>) -> Vec<(String, PathBuf)> {
+    objects.into_iter().filter_map(|o| Some((format!("halide/{}", o.file_name()?.to_string_lossy()), o))).collect()
+}
+
+/// The Stmt a kernel was compiled from, as an [`Evidence::files`] entry.
+pub fn stmt_file(stmt: PathBuf) -> (String, PathBuf) {
+    (stmt.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel.stmt".into()), stmt)
 }
 
 /// The work folders' parent of every kept run: `WORK/mismatches`.
@@ -81,9 +92,12 @@ fn fill(cfg: &Config, ev: &Evidence, to: &Path, now: u64) -> Result<(), String> 
     if let Some(dir) = ev.dir.as_deref().filter(|d| d.is_dir()) {
         copy_tree(dir, to)?;
     }
-    for f in &ev.files {
-        let Some(name) = f.file_name() else { continue };
-        std::fs::copy(f, to.join(name)).map_err(|e| format!("copying {}: {e}", f.display()))?;
+    for (rel, f) in &ev.files {
+        let p = to.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::copy(f, &p).map_err(|e| format!("copying {}: {e}", f.display()))?;
     }
     for (rel, bytes) in &ev.blobs {
         let p = to.join(rel);
@@ -122,7 +136,8 @@ fn readme(cfg: &Config, ev: &Evidence, now: u64, listing: &[(String, u64)]) -> S
     s.push_str(
         "\nLayout: ours.c/ours.h are the C the compiler wrote; inputN/ holds input set N's\n\
          input buffers (NAME.bin) and each side's outputs (out_LABEL.bin: ours, halide,\n\
-         naive, scalar, interpreter), concatenated in manifest order.\n",
+         naive, scalar, interpreter), concatenated in manifest order; halide/ holds the\n\
+         Halide object and runtime that were linked.\n",
     );
     if !ev.rerun.is_empty() {
         let _ = writeln!(s, "Run it again (from this folder): {}", ev.rerun);

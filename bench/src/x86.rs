@@ -20,7 +20,7 @@ use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
 use crate::inputs::input_set;
-use crate::keep::{Evidence, drop_later_sets, keep_and_note, keep_error, set_dir};
+use crate::keep::{Evidence, halide_files, stmt_file, drop_later_sets, keep_and_note, keep_error, set_dir};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
@@ -302,7 +302,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     if outcome(&row.bit_exact) == Outcome::Failed {
         let mut ev = evidence(cx, k, &row.bit_exact, &v.details, format!("{}{}", row.run, if let Mode::Simde(why) = &mode { format!(": {why}") } else { String::new() }));
         if link_halide && let Some((o, rt)) = &hl {
-            ev.files.extend([o.clone(), rt.clone()]);
+            ev.files.extend(halide_files([o.clone(), rt.clone()]));
         }
         ev.blobs = interp_outs.into_iter().enumerate().map(|(r, b)| (format!("input{r}/out_interpreter.bin"), b)).collect();
         row.bit_exact = keep_and_note(cfg, &ev);
@@ -320,7 +320,7 @@ const RERUN: &str = "cp -r input0 again && ./harness again   (writes each side's
 /// A failed row's evidence before the backend adds what only it knows:
 /// the kernel's work folder and its Stmt.
 fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "x86", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![cx.suite.stmt(&k.name)], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
+    Evidence { target: "x86", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 /// Ours built for Zen 4 (never run) and Halide's zen4 object, each through
@@ -363,7 +363,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             let cell = format!("no: {}", e.lines().next().unwrap_or(""));
             let details = [e.clone()];
             let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-            ev.files.extend(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt]));
+            ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
             r.bit_exact = keep_error(cfg, &ev);
             r
         });
