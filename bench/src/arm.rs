@@ -11,7 +11,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::input_set;
-use crate::keep::{Evidence, halide_files, stmt_file, drop_later_sets, keep_and_note, keep_error, set_dir};
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, csv_field, geomean, halide_include, run_tool, which, write_atomic};

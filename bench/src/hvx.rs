@@ -9,7 +9,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::{InputSet, input_set};
-use crate::keep::{Evidence, halide_files, stmt_file, keep_and_note, keep_error};
+use crate::keep::{Evidence, halide_files, keep_and_note, keep_error, stmt_file};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, csv_field, exit_status, halide_include, halide_type_code, which, write_atomic};

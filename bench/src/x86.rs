@@ -20,7 +20,7 @@ use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
 use crate::inputs::input_set;
-use crate::keep::{Evidence, halide_files, stmt_file, drop_later_sets, keep_and_note, keep_error, set_dir};
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
