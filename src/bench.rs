@@ -41,7 +41,9 @@ pub struct BenchArgs {
     pub isel: bool,
     /// Where each kernel's C, objects, inputs and outputs are built. One run
     /// at a time may use a folder (a second one is refused); give concurrent
-    /// runs their own.
+    /// runs their own. A row that is not bit-exact keeps that run's files in
+    /// WORK_DIR/mismatches/KERNEL-TARGET-TIME-PID/ (README.txt says what
+    /// differed), and the row names the folder.
     #[arg(long, default_value = "target/misaal-bench")]
     pub work_dir: PathBuf,
     /// Where bench_x86.csv/.png, rule_usage_x86.csv and coverage_x86.csv go.
@@ -100,6 +102,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, String> {
             Some(bin) => bin,
             None => std::env::current_exe().map_err(|e| format!("error: cannot find the misaal binary: {e}"))?,
         },
+        version: crate::check::version(),
     };
     misaal_bench::run(&cfg)
 }

@@ -72,6 +72,82 @@ fn the_interpreter_alone_makes_a_row_yes() {
     let (code, out, err, cell) = bench(&root, &["--inputs", "1"]);
     assert!(cell.starts_with("yes") && cell.contains("interpreter") && !cell.contains("Halide"), "{cell}\n{out}\n{err}");
     assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(!root.join("target/misaal-bench/mismatches").exists(), "a bit-exact row keeps nothing\n{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A row that is not bit-exact keeps that run's C, objects, inputs and
+/// outputs in a named folder and says where (issue 31). The mismatch is
+/// real: `--compiler` is a wrapper that runs misaal's compile, then makes
+/// our C (not the naive build) flip bit 0 of the output's first byte, so
+/// the naive build, built into the same harness, disagrees with ours.
+/// `--no-interp` and one input set keep it to seconds.
+#[test]
+fn a_row_that_is_not_bit_exact_keeps_its_artifacts() {
+    let root = scratch("mismatch");
+    let wrapper = root.join("wrong-misaal.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            r#"#!/bin/sh
+set -e
+'{misaal}' "$@"
+prev= out= name=
+for a in "$@"; do
+  case "$prev" in -o) out=$a ;; --name) name=$a ;; esac
+  prev=$a
+done
+if [ "$name" = misaal_{KERNEL} ]; then
+  sed -i 's/\bmisaal_{KERNEL}(/misaal_{KERNEL}_right(/' "$out"
+  cat >> "$out" <<'EOF'
+/* wrong-misaal.sh: ours made wrong on purpose */
+int misaal_{KERNEL}(struct halide_buffer_t *in, struct halide_buffer_t *out) {{
+  int r = misaal_{KERNEL}_right(in, out);
+  out->host[0] ^= 1;
+  return r;
+}}
+EOF
+fi
+"#,
+            misaal = env!("CARGO_BIN_EXE_misaal")
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out, err, cell) = bench(&root, &["--inputs", "1", "--no-interp", "--compiler", wrapper.to_str().unwrap()]);
+    if cell.starts_with("skipped") {
+        // Neither this CPU nor SIMDe can run ours: nothing ran to differ.
+        misaal_testkit::skip(&cell);
+        return;
+    }
+    assert!(cell.starts_with("no: input 0: the naive build differs from ours"), "{cell}\n{out}\n{err}");
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    let (_, kept) = cell.split_once("; artifacts kept in ").unwrap_or_else(|| panic!("the row names no folder: {cell}\n{err}"));
+    assert!(err.contains(kept) && out.contains(kept), "the folder is printed on stderr and in the row\n{out}\n{err}");
+    assert!(out.contains("kept the artifacts of 1 row(s)"), "{out}");
+    let kept = root.join(kept);
+    assert!(kept.starts_with(root.join("target/misaal-bench/mismatches")), "{}", kept.display());
+    let name = kept.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with(&format!("{KERNEL}-x86-")), "{name}");
+    // Our C as it was built: the corrupted one.
+    let ours_c = std::fs::read_to_string(kept.join("ours.c")).unwrap_or_else(|e| panic!("{e}\n{err}"));
+    assert!(ours_c.contains("ours made wrong on purpose"), "the kept C is the one that ran");
+    for f in ["ours.h", "naive.c", "naive.h", "harness.c", "harness", "README.txt", &format!("{KERNEL}.stmt"), "input0/input.bin", "input0/out_ours.bin", "input0/out_naive.bin"] {
+        assert!(kept.join(f).is_file(), "{f} is not kept in {}", kept.display());
+    }
+    if row_of(&root, "reports")["run"] == "simde" {
+        assert!(kept.join("ours_simde.o").is_file(), "the object that ran is kept");
+    }
+    let (ours, naive) = (std::fs::read(kept.join("input0/out_ours.bin")).unwrap(), std::fs::read(kept.join("input0/out_naive.bin")).unwrap());
+    assert_eq!(ours.len(), 2048 * 1536);
+    assert_eq!((ours[0] ^ naive[0], ours[1..] == naive[1..]), (1, true), "the outputs are the two sides of this run");
+    let readme = std::fs::read_to_string(kept.join("README.txt")).unwrap();
+    for want in [format!("kernel:    {KERNEL}"), "target:    x86".into(), "ours vs the naive build: 1 of 3145728 bytes differ; first at byte 0".into(), "--compiler".into(), "misaal:    0.".into(), "input0/out_ours.bin".into()] {
+        assert!(readme.contains(&want), "README.txt lacks `{want}`:\n{readme}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(kept.parent().unwrap()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -109,6 +109,84 @@ fn isel(kernel: &'static str, needs: &'static [&'static str], avoids: &'static [
     }
 }
 
+/// A row that is not bit-exact keeps that run's artifacts (issue 31), as
+/// on x86 (`tests/bench_cli.rs`): `--compiler` is a wrapper that runs
+/// misaal's compile, then makes our C for `add` (not the naive build) flip
+/// bit 2 of the output's byte 7 after the real function returns. The kept
+/// folder must hold the corrupted C, the program qemu ran, the bytes it was
+/// fed and each side's outputs, split per input set.
+fn a_mismatch_keeps_its_artifacts() -> Result<(), Failed> {
+    let root = scratch("mismatch", "add");
+    let wrapper = root.join("wrong-misaal.sh");
+    let misaal = env!("CARGO_BIN_EXE_misaal");
+    std::fs::write(
+        &wrapper,
+        format!(
+            r#"#!/bin/sh
+set -e
+'{misaal}' "$@"
+prev= out= name=
+for a in "$@"; do
+  case "$prev" in -o) out=$a ;; --name) name=$a ;; esac
+  prev=$a
+done
+if [ "$name" = misaal_add ]; then
+  sed -i 's/\bmisaal_add(/misaal_add_right(/' "$out"
+  cat >> "$out" <<'EOF'
+/* wrong-misaal.sh: ours made wrong on purpose */
+int misaal_add(struct halide_buffer_t *a, uint8_t b, int16_t c, struct halide_buffer_t *d, uint8_t e, int16_t f, uint8_t g, uint8_t h, uint8_t i, struct halide_buffer_t *out) {{
+  int r = misaal_add_right(a, b, c, d, e, f, g, h, i, out);
+  out->host[7] ^= 4;
+  return r;
+}}
+EOF
+fi
+"#
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    let out = Command::new(misaal)
+        .current_dir(&root)
+        .args(["bench", "--target", "hvx", "--suite", "suite", "--kernel", "add", "--inputs", "1", "--no-interp", "--work-dir", "work", "--report-dir", "reports", "--compiler"])
+        .arg(&wrapper)
+        .output()
+        .map_err(|e| format!("run misaal: {e}"))?;
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.code() != Some(1) || !stdout.contains("no: input 0: naive differs from ours") {
+        return Err(format!("the corrupted C must fail the row, exit {:?}\n{stdout}\n{stderr}", out.status.code()).into());
+    }
+    let kept = stdout.split("; artifacts kept in ").nth(1).and_then(|r| r.split_whitespace().next()).ok_or_else(|| format!("the row names no kept folder\n{stdout}\n{stderr}"))?;
+    if !stderr.contains(kept) {
+        return Err(format!("stderr does not name {kept}\n{stderr}").into());
+    }
+    let kept = root.join(kept);
+    if !kept.starts_with(root.join("work/mismatches")) {
+        return Err(format!("kept in {}, not under work/mismatches", kept.display()).into());
+    }
+    for f in ["ours.c", "ours.h", "naive.c", "harness.c", "kernel.elf", "stdin.bin", "stdout.bin", "add.stmt", "README.txt", "input0/input1.bin", "input0/input2.bin", "input0/out_ours.bin", "input0/out_naive.bin"] {
+        if !kept.join(f).is_file() {
+            return Err(format!("{f} is not kept in {}", kept.display()).into());
+        }
+    }
+    let c = std::fs::read_to_string(kept.join("ours.c")).map_err(|e| e.to_string())?;
+    if !c.contains("ours made wrong on purpose") {
+        return Err("the kept C is not the one that ran".into());
+    }
+    let (ours, naive) = (std::fs::read(kept.join("input0/out_ours.bin")).map_err(|e| e.to_string())?, std::fs::read(kept.join("input0/out_naive.bin")).map_err(|e| e.to_string())?);
+    let differ: Vec<usize> = (0..ours.len().min(naive.len())).filter(|&i| ours[i] != naive[i]).collect();
+    if ours.len() != 2048 * 1536 || naive.len() != ours.len() || differ != [7] || ours[7] ^ naive[7] != 4 {
+        return Err(format!("the kept outputs are not this run's: lengths {} and {}, differing at {differ:?}", ours.len(), naive.len()).into());
+    }
+    let readme = std::fs::read_to_string(kept.join("README.txt")).map_err(|e| e.to_string())?;
+    if !readme.contains("ours vs naive: 1 of 3145728 bytes differ; first at byte 7") || !readme.contains("qemu-hexagon") {
+        return Err(format!("README.txt:\n{readme}").into());
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
+
 /// What is missing to run the trials, if anything.
 fn missing() -> Option<String> {
     let on_path = |t: &str| std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()));
@@ -150,6 +228,7 @@ fn main() {
         // op on the whole register (hvx.pad-*, hvx.dup-*), the low half
         // stored back. Without the pad rules all 24 ops fell back.
         trial("hvx_bench_isel_max_pool", Box::new(isel("max_pool", &["Q6_Vub_vmax_VubVub", "Q6_Vub_vmin_VubVub", "__attribute__((aligned(128)))"], &[]))),
+        trial("hvx_bench_a_mismatch_keeps_its_artifacts", Box::new(a_mismatch_keeps_its_artifacts)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -11,6 +11,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::input_set;
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, csv_field, geomean, halide_include, run_tool, which, write_atomic};
@@ -93,8 +94,8 @@ struct Context<'a> {
 
 fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let cfg = cx.cfg;
-    let dir = cx.work.join(&k.name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    crate::keep::fresh_dir(&dir)?;
     let stmt = cx.suite.stmt(&k.name);
     // `misaal compile --target arm` in a child, with `--rules`, as x86 and
     // HVX compile: its time and peak memory are its own.
@@ -125,27 +126,51 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let mut sets = Vec::new();
     let mut ours_out = Vec::new();
     for r in 0..cfg.inputs {
+        // Each set in its own folder, inputs and outputs: what a failed row
+        // keeps.
         let set = input_set(k, r);
+        let sd = set_dir(&dir, r);
+        std::fs::create_dir_all(&sd).map_err(|e| format!("{}: {e}", sd.display()))?;
         for (name, data) in &set {
-            std::fs::write(dir.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
+            std::fs::write(sd.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
         }
-        run_tool(Command::new(&cx.qemu).args(["-cpu", "max"]).arg(&exe).arg(&dir), QEMU)?;
-        let ours = std::fs::read(dir.join("out_ours.bin")).map_err(|e| e.to_string())?;
-        let halide = std::fs::read(dir.join("out_halide.bin")).map_err(|e| e.to_string())?;
+        run_tool(Command::new(&cx.qemu).args(["-cpu", "max"]).arg(&exe).arg(&sd), QEMU)?;
+        let ours = std::fs::read(sd.join("out_ours.bin")).map_err(|e| e.to_string())?;
+        let halide = std::fs::read(sd.join("out_halide.bin")).map_err(|e| e.to_string())?;
         v.compare(r, &ours, &halide, "Halide's object");
         sets.push(set);
         ours_out.push(ours);
     }
     v.refs.push("Halide");
+    let mut interp_outs = Vec::new();
     if cfg.interp {
-        for (r, want) in interpret_all(&module, k, &sets)?.iter().enumerate() {
+        interp_outs = interpret_all(&module, k, &sets)?;
+        for (r, want) in interp_outs.iter().enumerate() {
             v.compare(r, &ours_out[r], want, "the reference interpreter");
         }
         v.refs.push("interpreter");
     }
     let ours = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &obj).map_err(|e| format!("estimate (ours): {e}"))?;
     let halide = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &hobj).map_err(|e| format!("estimate (Halide): {e}"))?;
-    Ok(Row { kernel: k.name.clone(), bit_exact: v.cell(), ours: Some(ours), halide: Some(halide), compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone(), march })
+    let mut bit_exact = v.cell();
+    if outcome(&bit_exact) == Outcome::Failed {
+        let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-aarch64 -cpu max, -march={march}"));
+        ev.files.extend(halide_files([hobj.clone(), runtime.clone()]));
+        ev.blobs = interp_outs.into_iter().enumerate().map(|(r, b)| (format!("input{r}/out_interpreter.bin"), b)).collect();
+        bit_exact = keep_and_note(cfg, &ev);
+    } else {
+        drop_later_sets(&dir, cfg.inputs);
+    }
+    Ok(Row { kernel: k.name.clone(), bit_exact, ours: Some(ours), halide: Some(halide), compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone(), march })
+}
+
+/// How to run a kept ARM program again.
+const RERUN: &str = "cp -r input0 again && qemu-aarch64 -cpu max ./kernel again   (writes out_ours.bin and out_halide.bin into again/)";
+
+/// A failed row's evidence before the backend adds what only it knows:
+/// the kernel's work folder and its Stmt.
+fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
+    Evidence { target: "arm", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
@@ -162,7 +187,15 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
             kernel: k.name.clone(),
-            bit_exact: format!("no: {}", e.lines().next().unwrap_or("")),
+            bit_exact: {
+                // What the run left (qemu failing on an input set): kept as
+                // a mismatch is.
+                let cell = format!("no: {}", e.lines().next().unwrap_or(""));
+                let details = [e.clone()];
+                let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
+                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
+                keep_error(cfg, &ev)
+            },
             ours: None,
             halide: None,
             compiled: None,
@@ -195,6 +228,9 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
         "{exact} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {n} kernels; {fallbacks} fallback expression(s)",
         rows.len()
     );
+    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
+        println!("{kept}");
+    }
     std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
     let path = cfg.report_dir.join("bench_arm.csv");
     write_atomic(&path, &csv(&rows))?;

@@ -63,6 +63,9 @@ pub struct Verdict {
     pub refs: Vec<&'static str>,
     /// Why nothing was compared, when nothing was.
     pub unchecked_why: Vec<String>,
+    /// Each failed byte comparison in full ([`difference`]), for the
+    /// README of the folder a failed row keeps ([`crate::keep`]).
+    pub details: Vec<String>,
 }
 
 impl Verdict {
@@ -76,6 +79,16 @@ impl Verdict {
         if ours != theirs {
             let first = ours.iter().zip(theirs).position(|(a, b)| a != b);
             self.problems.push(format!("input {run}: differs from {what} (first byte {first:?} of {})", ours.len()));
+            self.details.push(difference(run, what, ours, theirs));
+        }
+    }
+
+    /// A baseline of ours (`what`: the naive build, the scalar C) that must
+    /// give our bytes: a problem when it does not, not a reference compared.
+    pub fn baseline(&mut self, run: usize, ours: &[u8], theirs: &[u8], what: &str) {
+        if ours != theirs {
+            self.problems.push(format!("input {run}: {what} differs from ours"));
+            self.details.push(difference(run, what, ours, theirs));
         }
     }
 
@@ -91,6 +104,21 @@ impl Verdict {
             format!("yes ({} inputs{refs})", self.inputs)
         }
     }
+}
+
+/// Where `ours` and `theirs` (input set `run`'s outputs, `what` the other
+/// side) differ: how many bytes, the first index and both bytes there, and
+/// the lengths when they differ.
+pub fn difference(run: usize, what: &str, ours: &[u8], theirs: &[u8]) -> String {
+    let n = ours.iter().zip(theirs).filter(|(a, b)| a != b).count();
+    let mut s = format!("input {run}: ours vs {what}: {n} of {} bytes differ", ours.len().min(theirs.len()));
+    if let Some(i) = ours.iter().zip(theirs).position(|(a, b)| a != b) {
+        s.push_str(&format!("; first at byte {i}: ours {:#04x}, theirs {:#04x}", ours[i], theirs[i]));
+    }
+    if ours.len() != theirs.len() {
+        s.push_str(&format!("; lengths differ: ours {} bytes, theirs {}", ours.len(), theirs.len()));
+    }
+    s
 }
 
 /// How a row's `bit_exact` counts toward the run's exit status.
@@ -136,6 +164,10 @@ mod tests {
         assert_eq!(v.cell(), "yes (3 inputs, interpreter, simde)");
         v.compare(1, b"ab", b"aX", "Halide's object");
         assert!(v.cell().starts_with("no: input 1: differs from Halide's object (first byte Some(1)"), "{}", v.cell());
+        assert_eq!(v.details, ["input 1: ours vs Halide's object: 1 of 2 bytes differ; first at byte 1: ours 0x62, theirs 0x58"]);
+        v.baseline(2, b"ab", b"ab", "the naive build");
+        assert_eq!(v.problems.len(), 1, "equal bytes are no problem");
+        assert_eq!(difference(0, "x", b"abc", b"ab"), "input 0: ours vs x: 0 of 2 bytes differ; lengths differ: ours 3 bytes, theirs 2");
         assert_eq!(outcome("skipped: SIMDe"), Outcome::Unchecked);
     }
 }

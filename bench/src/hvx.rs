@@ -9,6 +9,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::{InputSet, input_set};
+use crate::keep::{Evidence, halide_files, keep_and_note, keep_error, stmt_file};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, csv_field, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -213,7 +214,8 @@ struct Context<'a> {
 fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let (cfg, function, args) = (cx.cfg, &k.function, &k.args);
     let stmt = cx.suite.stmt(&k.name);
-    let dir = cx.work.join(&k.name);
+    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    crate::keep::fresh_dir(&dir)?;
     std::fs::create_dir_all(dir.join("include")).map_err(|e| format!("{}: {e}", dir.display()))?;
     for (h, text) in SHIM_HEADERS {
         write_atomic(&dir.join("include").join(h), text)?;
@@ -252,6 +254,9 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     for (_, data) in sets.iter().flatten() {
         input.extend_from_slice(data);
     }
+    // On disk first, so a run that fails keeps the bytes it was fed
+    // (`qemu-hexagon -cpu v67 kernel.elf < stdin.bin` runs it again).
+    std::fs::write(dir.join("stdin.bin"), &input).map_err(|e| format!("{}: {e}", dir.join("stdin.bin").display()))?;
     let out = run_qemu(&cx.tc.qemu, &exe, input)?;
     // Per set, per variant: status, then the outputs in argument order.
     let per_variant = 4 + args.iter().filter(|a| a.output).map(bytes_of).sum::<usize>();
@@ -279,16 +284,18 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let mut halide_verdicts = Vec::new();
     for (set, row) in results.iter().enumerate() {
         for (i, var) in variants.iter().enumerate().skip(1) {
-            if row[i] != row[0] {
-                if var.label == "halide" {
+            if var.label == "halide" {
+                if row[i] != row[0] {
                     halide_verdicts.push(format!("input {set}: differs from ours"));
-                } else {
-                    v.problems.push(format!("input {set}: {} differs from ours", var.label));
+                    v.details.push(crate::check::difference(set, "Halide's object", row[0], row[i]));
                 }
+            } else {
+                v.baseline(set, row[0], row[i], var.label);
             }
         }
     }
     v.compared = if hl.is_some() { cfg.inputs } else { 0 };
+    let mut interp_outs = Vec::new();
     if cfg.interp {
         let module = crate::parse_stmt(&stmt)?;
         let want = interpret_all(&module, k, &sets)?;
@@ -301,6 +308,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
                 halide_verdicts.push(format!("input {set}: Halide's object differs from the reference interpreter"));
             }
         }
+        interp_outs = want;
     } else {
         // Halide's object disagreeing with us is our failure only when the
         // interpreter did not decide it (otherwise it is the judge).
@@ -334,7 +342,36 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
             halide_packets = Some(count_packets(&text, &|s| hl_syms.iter().any(|h| h == s)));
         }
     }
-    Ok(Row { kernel: k.name.clone(), bit_exact: v.cell(), ours_packets, halide_packets, compiled: Some(compiled), method, halide, target: cx.suite.target.clone() })
+    let mut bit_exact = v.cell();
+    if outcome(&bit_exact) == Outcome::Failed {
+        // qemu's output exists only here: each set's inputs and each
+        // side's outputs as files, as the hosted harness writes them.
+        let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-hexagon -cpu v67, {method}"));
+        ev.files.extend(halide_files(objects.iter().cloned()));
+        for (set, inputs) in sets.iter().enumerate() {
+            for (name, data) in inputs {
+                ev.blobs.push((format!("input{set}/{name}.bin"), data.clone()));
+            }
+            for (i, var) in variants.iter().enumerate() {
+                ev.blobs.push((format!("input{set}/out_{}.bin", var.label), results[set][i].to_vec()));
+            }
+            if let Some(w) = interp_outs.get(set) {
+                ev.blobs.push((format!("input{set}/out_interpreter.bin"), w.clone()));
+            }
+        }
+        ev.blobs.push(("stdout.bin".into(), out.clone()));
+        bit_exact = keep_and_note(cfg, &ev);
+    }
+    Ok(Row { kernel: k.name.clone(), bit_exact, ours_packets, halide_packets, compiled: Some(compiled), method, halide, target: cx.suite.target.clone() })
+}
+
+/// How to run a kept HVX program again.
+const RERUN: &str = "qemu-hexagon -cpu v67 ./kernel.elf < stdin.bin > again.bin   (per set, per variant: an i32 status, then the outputs; compare with stdout.bin)";
+
+/// A failed row's evidence before the backend adds what only it knows:
+/// the kernel's work folder and its Stmt.
+fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
+    Evidence { target: "hvx", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
@@ -353,7 +390,16 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
             kernel: k.name.clone(),
-            bit_exact: format!("no: {}", e.lines().next().unwrap_or("")),
+            bit_exact: {
+                // qemu that failed (or ran over its time): what the run
+                // left, stdin.bin included, is kept as a mismatch's is
+                // ([`keep_error`]).
+                let cell = format!("no: {}", e.lines().next().unwrap_or(""));
+                let details = [e.clone()];
+                let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
+                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
+                keep_error(cfg, &ev)
+            },
             ours_packets: None,
             halide_packets: None,
             compiled: None,
@@ -381,6 +427,9 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
     let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
     println!("{exact} of {} kernels bit-exact under qemu-hexagon", rows.len());
+    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
+        println!("{kept}");
+    }
     std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
     let path = cfg.report_dir.join("bench_hvx.csv");
     write_atomic(&path, &csv(&rows))?;

@@ -3,7 +3,8 @@
 //! in a child process, timed with its peak memory ([`compile`]), the
 //! hosted C harness ([`harness_c`]), byte comparison against the reference
 //! interpreter and the verdict string ([`check`]), the work-dir lock
-//! ([`lock`]) and the report rows. Each target is a small backend:
+//! ([`lock`]), the folder a row that is not bit-exact keeps ([`keep`])
+//! and the report rows. Each target is a small backend:
 //! [`x86`] (native timing, or SIMDe when this CPU lacks a feature the
 //! code needs; an llvm-mca znver4 estimate), [`arm`] (qemu-aarch64, an
 //! llvm-mca neoverse-n1 estimate) and [`hvx`] (qemu-hexagon, a packet
@@ -18,6 +19,7 @@ pub mod compile;
 pub mod harness_c;
 pub mod hvx;
 pub mod inputs;
+pub mod keep;
 pub mod lock;
 pub mod mca;
 pub mod packets;
@@ -70,6 +72,9 @@ pub struct Config {
     pub cpu_flags: Option<PathBuf>,
     /// The `misaal` binary whose `compile` subcommand builds our C.
     pub compiler: PathBuf,
+    /// The running misaal's version and git revision, for the README of a
+    /// kept mismatch ([`keep`]).
+    pub version: String,
 }
 
 /// Runs the bench for `cfg.target`.

@@ -20,6 +20,7 @@ use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
 use crate::inputs::input_set;
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
@@ -129,8 +130,8 @@ fn cc_out(cmd: &mut Command, what: &str) -> Result<(), String> {
 fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     let (cfg, function) = (cx.cfg, &k.function);
     let stmt = cx.suite.stmt(&k.name);
-    let dir = cx.work.join(&k.name);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    crate::keep::fresh_dir(&dir)?;
     let usage = dir.join("usage");
     let compiled = compile(cfg, &Job { stmt: &stmt, isa: "x86", symbol: &format!("misaal_{function}"), out: &dir.join("ours.c"), naive: cfg.naive, usage_dir: (!cfg.naive).then_some(usage.as_path()) })?;
     // The naive build, for `naive_us` and as a cross-check.
@@ -229,12 +230,16 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     let mut v = Verdict::new(cfg.inputs);
     let (mut sets, mut outs) = (Vec::new(), Vec::new());
     for r in 0..cfg.inputs {
+        // Each set in its own folder, inputs and outputs: what a failed row
+        // keeps.
         let set = input_set(k, r);
+        let sd = set_dir(&dir, r);
+        std::fs::create_dir_all(&sd).map_err(|e| format!("{}: {e}", sd.display()))?;
         for (name, data) in &set {
-            std::fs::write(dir.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
+            std::fs::write(sd.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
         }
         let mut run = Command::new(dir.join("harness"));
-        run.arg(&dir);
+        run.arg(&sd);
         let timed = r == 0 && mode == Mode::Native;
         if timed {
             run.arg("time");
@@ -255,14 +260,14 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
                 }
             }
         }
-        let ours = std::fs::read(dir.join("out_ours.bin")).map_err(|e| e.to_string())?;
+        let ours = std::fs::read(sd.join("out_ours.bin")).map_err(|e| e.to_string())?;
         if link_halide {
-            v.compare(r, &ours, &std::fs::read(dir.join("out_halide.bin")).map_err(|e| e.to_string())?, "Halide's object");
+            v.compare(r, &ours, &std::fs::read(sd.join("out_halide.bin")).map_err(|e| e.to_string())?, "Halide's object");
         }
         // The baselines must compute the same thing, or their times mean nothing.
         for (file, what, have) in [("out_naive.bin", "the naive build", true), ("out_scalar.bin", "the scalar C", have_scalar)] {
-            if have && std::fs::read(dir.join(file)).map_err(|e| e.to_string())? != ours {
-                v.problems.push(format!("input {r}: {what} differs from ours"));
+            if have {
+                v.baseline(r, &ours, &std::fs::read(sd.join(file)).map_err(|e| e.to_string())?, what);
             }
         }
         sets.push(set);
@@ -271,8 +276,10 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     if link_halide {
         v.refs.push("Halide");
     }
+    let mut interp_outs = Vec::new();
     if cfg.interp {
-        for (r, want) in interpret_all(&module, k, &sets)?.iter().enumerate() {
+        interp_outs = interpret_all(&module, k, &sets)?;
+        for (r, want) in interp_outs.iter().enumerate() {
             v.compare(r, &outs[r], want, "the reference interpreter");
         }
         v.refs.push("interpreter");
@@ -292,9 +299,28 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
         v.unchecked_why.insert(0, "no input sets".into());
     }
     row.bit_exact = v.cell();
+    if outcome(&row.bit_exact) == Outcome::Failed {
+        let mut ev = evidence(cx, k, &row.bit_exact, &v.details, format!("{}{}", row.run, if let Mode::Simde(why) = &mode { format!(": {why}") } else { String::new() }));
+        if link_halide && let Some((o, rt)) = &hl {
+            ev.files.extend(halide_files([o.clone(), rt.clone()]));
+        }
+        ev.blobs = interp_outs.into_iter().enumerate().map(|(r, b)| (format!("input{r}/out_interpreter.bin"), b)).collect();
+        row.bit_exact = keep_and_note(cfg, &ev);
+    } else {
+        drop_later_sets(&dir, cfg.inputs);
+    }
     row.speedup = row.halide_us / row.ours_us;
     row.speedup_vs_clang = row.clang_us / row.ours_us;
     Ok(row)
+}
+
+/// How to run a kept x86 harness again.
+const RERUN: &str = "cp -r input0 again && ./harness again   (writes each side's out_LABEL.bin into again/; a second argument also times them)";
+
+/// A failed row's evidence before the backend adds what only it knows:
+/// the kernel's work folder and its Stmt.
+fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
+    Evidence { target: "x86", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
 }
 
 /// Ours built for Zen 4 (never run) and Halide's zen4 object, each through
@@ -331,8 +357,14 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     for k in suite.selected(cfg) {
         let r = bench_one(&cx, k).unwrap_or_else(|e| {
             let mut r = empty_row(&k.name, &suite.target);
-            r.bit_exact = format!("no: {}", e.lines().next().unwrap_or(""));
             println!("{:<26} FAILED: {e}", k.name);
+            // A harness that crashed on an input set: what the run left is
+            // kept as a mismatch's is ([`keep_error`]).
+            let cell = format!("no: {}", e.lines().next().unwrap_or(""));
+            let details = [e.clone()];
+            let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
+            ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
+            r.bit_exact = keep_error(cfg, &ev);
             r
         });
         let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
@@ -359,6 +391,9 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     }
     let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
     summary(&rows, cx.mca.as_ref().err());
+    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
+        println!("{kept}");
+    }
     if !cfg.naive {
         let names: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
         match crate::usage::write_usage_reports(&work, &cfg.report_dir, &names) {
