@@ -200,8 +200,21 @@ enum Prep {
     },
 }
 
+/// How the pack's blocks are put in order: not at all, by a one-register
+/// instruction after it (at an immediate), or by feeding the pack two
+/// block selections of both operands (a two-register instruction at two
+/// immediates). At 512 bits no one-register instruction at an immediate
+/// moves a 64-bit block across the 256-bit halves, so the order must be
+/// set before the pack.
+#[derive(Clone, Copy)]
+enum Fix {
+    None,
+    After(usize, i128),
+    Feed(usize, i128, i128),
+}
+
 /// A found right side: the preparation, the pack and the fix-up.
-type Found = (Prep, usize, Option<(usize, i128)>);
+type Found = (Prep, usize, Fix);
 
 /// Measured reciprocal throughputs by intrinsic, from the cost table of the
 /// CPU the suite targets (`avx512_zen4`: `isa/costs/x86-znver4.csv`, the
@@ -229,6 +242,7 @@ pub(super) fn throughputs() -> std::collections::HashMap<String, f64> {
 /// breaking ties; the cheapest is kept.
 fn search(
     ins: &[Ins],
+    r: u32,
     w: u32,
     e: u32,
     cases: &[(BitVec, BitVec)],
@@ -238,10 +252,13 @@ fn search(
 ) -> Vec<(Found, f64)> {
     let mut out: Vec<Found> = Vec::new();
     let two: Vec<usize> = (0..ins.len())
-        .filter(|&k| !ins[k].has_imm() && ins[k].ret == 256 && ins[k].vectors() == [256, 256])
+        .filter(|&k| !ins[k].has_imm() && ins[k].ret == r && ins[k].vectors() == [r, r])
         .collect();
     let fixes: Vec<usize> = (0..ins.len())
-        .filter(|&k| ins[k].has_imm() && ins[k].ret == 256 && ins[k].vectors() == [256])
+        .filter(|&k| ins[k].has_imm() && ins[k].ret == r && ins[k].vectors() == [r])
+        .collect();
+    let feeds: Vec<usize> = (0..ins.len())
+        .filter(|&k| ins[k].has_imm() && ins[k].ret == r && ins[k].vectors() == [r, r])
         .collect();
     let mut preps = vec![Prep::Id];
     let bounds = if prepare {
@@ -260,7 +277,7 @@ fn search(
             }
         }
     }
-    let kvec = |k: u128| splat(w, 256 / w, k);
+    let kvec = |k: u128| splat(w, r / w, k);
     let prep = |p: Prep, x: &BitVec| -> Option<BitVec> {
         match p {
             Prep::Id => Some(x.clone()),
@@ -307,17 +324,20 @@ fn search(
                 continue;
             }
             let fix = if got == want {
-                Some(None)
+                Some(Fix::None)
             } else {
-                fixes.iter().find_map(|&f| {
-                    (0..(1i128 << ins[f].imm_width))
-                        .find(|&imm| {
-                            got.iter()
-                                .zip(want)
-                                .all(|(g, w)| ins[f].eval(&[g], imm).as_ref() == Some(w))
-                        })
-                        .map(|imm| Some((f, imm)))
-                })
+                fixes
+                    .iter()
+                    .find_map(|&f| {
+                        (0..(1i128 << ins[f].imm_width))
+                            .find(|&imm| {
+                                got.iter()
+                                    .zip(want)
+                                    .all(|(g, w)| ins[f].eval(&[g], imm).as_ref() == Some(w))
+                            })
+                            .map(|imm| Fix::After(f, imm))
+                    })
+                    .or_else(|| feed(ins, &feeds, pk, &prepped, want))
             };
             if let Some(fix) = fix {
                 out.push((p, pk, fix));
@@ -330,11 +350,58 @@ fn search(
             Prep::Id => 0.0,
             Prep::With { ins: q, .. } => 2.0 * c(q),
         };
-        q + c(f.1) + f.2.map(|(k, _)| c(k)).unwrap_or(0.0)
+        q + c(f.1)
+            + match f.2 {
+                Fix::None => 0.0,
+                Fix::After(k, _) => c(k),
+                Fix::Feed(k, _, _) => 2.0 * c(k),
+            }
     };
     // A stable sort: equal costs keep the search order.
     out.sort_by(|a, b| total(a).total_cmp(&total(b)));
     out.into_iter().map(|f| (f, total(&f))).collect()
+}
+
+/// The first feed of the pack `pk` equal to `want`: a two-register
+/// instruction `g` at immediates `i` and `j` with
+/// `pk(g(a, b, i), g(a, b, j)) == want` on every case. Only the
+/// immediates at which `g` selects whole 64-bit blocks of its operands
+/// (on every case) are tried, one per distinct selection.
+fn feed(
+    ins: &[Ins],
+    feeds: &[usize],
+    pk: usize,
+    cases: &[(BitVec, BitVec)],
+    want: &[BitVec],
+) -> Option<Fix> {
+    for &g in feeds {
+        let mut sels: Vec<(i128, Vec<BitVec>)> = Vec::new();
+        for imm in 0..(1i128 << ins[g].imm_width) {
+            let Some(vals) = cases
+                .iter()
+                .map(|(a, b)| {
+                    let v = ins[g].eval(&[a, b], imm)?;
+                    let from: Vec<u64> = a.limbs().iter().chain(b.limbs()).copied().collect();
+                    v.limbs().iter().all(|l| from.contains(l)).then_some(v)
+                })
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            if !sels.iter().any(|s| s.1 == vals) {
+                sels.push((imm, vals));
+            }
+        }
+        for (i, x) in &sels {
+            for (j, y) in &sels {
+                let ok = x.iter().zip(y).zip(want).all(|((x, y), w)| ins[pk].eval(&[x, y], 0).as_ref() == Some(w));
+                if ok {
+                    return Some(Fix::Feed(g, *i, *j));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The text of a found right side over operand texts `a` and `b`.
@@ -354,10 +421,14 @@ fn render(ins: &[Ins], (p, pk, fix): Found, w: u32, half: u32, a: &str, b: &str)
             }
         }
     };
-    let packed = ins[pk].render(&[q(a), q(b)], 0);
     match fix {
-        None => packed,
-        Some((f, imm)) => ins[f].render(&[packed], imm),
+        Fix::None => ins[pk].render(&[q(a), q(b)], 0),
+        Fix::After(f, imm) => ins[f].render(&[ins[pk].render(&[q(a), q(b)], 0)], imm),
+        Fix::Feed(g, i, j) => {
+            let (qa, qb) = (q(a), q(b));
+            let fed = |imm| ins[g].render(&[qa.clone(), qb.clone()], imm);
+            ins[pk].render(&[fed(i), fed(j)], 0)
+        }
     }
 }
 
@@ -405,7 +476,7 @@ pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                         Some((sh, want))
                     };
                     let Some((_, want0)) = at(0) else { continue };
-                    let Some(bf) = search(&ins, w, e, &cases, &want0, &cost, true)
+                    let Some(bf) = search(&ins, 256, w, e, &cases, &want0, &cost, true)
                         .first()
                         .map(|f| f.0)
                     else {
@@ -425,7 +496,7 @@ pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     let mut terms: Vec<(String, f64, Vec<i128>)> = Vec::new();
                     for c in 1..w {
                         let Some((sh, want)) = at(c) else { continue };
-                        for (f, price) in search(&ins, w, e, &sh, &want, &cost, false) {
+                        for (f, price) in search(&ins, 256, w, e, &sh, &want, &cost, false) {
                             let rhs = render(&ins, f, w, half, &a, &b);
                             match terms.iter_mut().find(|t| t.0 == rhs) {
                                 Some(t) => t.2.push(c as i128),
@@ -470,16 +541,17 @@ pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
-/// The 256-bit narrowing templates (both left-side forms).
+/// The 256- and 512-bit narrowing templates (both left-side forms).
 pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let ins = instructions(x86);
     let cost = throughputs();
     let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
     let mut out = Vec::new();
+    for reg in [256u32, 512] {
     for op in ["saturating_cast", "cast"] {
         for w in [16u32, 32] {
             let e = w / 2;
-            let half = 256 / w;
+            let half = reg / w;
             let n = 2 * half;
             for s in [0i128, 1] {
                 for s2 in [0i128, 1] {
@@ -489,13 +561,13 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                         continue;
                     };
                     let xs = inputs(
-                        256,
+                        reg,
                         w,
                         24,
                         0x6e72_6f77 ^ ((w as u64) << 8) ^ ((s as u64) << 4) ^ s2 as u64,
                     );
                     let ys = inputs(
-                        256,
+                        reg,
                         w,
                         24,
                         0x7061_636b ^ ((w as u64) << 8) ^ ((s as u64) << 4) ^ s2 as u64,
@@ -508,7 +580,7 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     else {
                         continue;
                     };
-                    for (nth, ((p, pk, fix), _)) in search(&ins, w, e, &cases, &want, &cost, true)
+                    for (nth, ((p, pk, fix), _)) in search(&ins, reg, w, e, &cases, &want, &cost, true)
                         .into_iter()
                         .take(1)
                         .enumerate()
@@ -534,13 +606,13 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                         for (form, l, r) in forms {
                             out.push(Split {
                             op: op.into(),
-                            name: format!("synth.narrow-{op}-{}{w}-{}{e}.{form}{}", letter(s), letter(s2), if nth == 0 { String::new() } else { format!(".{}", nth + 1) }),
+                            name: format!("synth.narrow-{op}-{}{w}-{}{e}.{form}{}{}", letter(s), letter(s2), if nth == 0 { String::new() } else { format!(".{}", nth + 1) }, if reg == 256 { String::new() } else { format!(".r{reg}") }),
                             lhs: l,
                             rhs: r,
                             conds: vec![],
                             free: vec![("sign".into(), vec![s])],
                             provenance: format!(
-                                "phase legalize; 256-bit narrowing searched over F(P(Q(a), Q(b))) (P a two-register instruction, Q the operand or an instruction with a broadcast bound of the narrow type, F none or a one-register instruction at every immediate): a term equal on 24 random and edge inputs, the cheapest by measured throughput, is {found}{}",
+                                "phase legalize; {reg}-bit narrowing searched over F(P(Q(a), Q(b))) and P(G(Q(a), Q(b), i), G(Q(a), Q(b), j)) (P a two-register instruction, Q the operand or an instruction with a broadcast bound of the narrow type, F none or a one-register instruction at every immediate, G a two-register instruction at the immediates where it selects whole 64-bit blocks): a term equal on 24 random and edge inputs, the cheapest by measured throughput, is {found}{}",
                                 if form == "halves" { ", over the two halves of one value" } else { "" }
                             ),
                         });
@@ -549,6 +621,7 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                 }
             }
         }
+    }
     }
     out
 }
@@ -644,6 +717,22 @@ mod tests {
             "{}",
             u.rhs
         );
+    }
+
+    #[test]
+    fn finds_the_512_bit_packs() {
+        let (halide, x86) = libs();
+        let found = super::packs(&halide, &x86);
+        // i16 -> u8 (conv3x3a16's output): the 512-bit pack, its blocks put
+        // in order across the 256-bit halves, in zmm only.
+        for name in [
+            "synth.narrow-saturating_cast-i16-u8.concat.r512",
+            "synth.narrow-saturating_cast-i32-i16.concat.r512",
+        ] {
+            let s = found.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} not found"));
+            assert!(s.rhs.contains("_mm512_packs") && !s.rhs.contains("_mm256_") && !s.rhs.contains("(x86 _mm_"), "{}", s.rhs);
+            assert!(s.lhs.contains(" 32 ?a ?b") || s.lhs.contains(" 16 ?a ?b"), "{}", s.lhs);
+        }
     }
 
     #[test]
