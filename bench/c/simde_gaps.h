@@ -79,16 +79,40 @@ static inline simde__m256i misaal_mm512_cvtepi32_epi16(simde__m512i a) {
 #undef _mm512_madd_epi16
 #define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16(a, b)
 
-#ifndef _mm256_srai_epi64
+#ifndef _mm512_cvtepi32_epi64
+static inline simde__m512i misaal_mm512_cvtepi32_epi64(simde__m256i a) {
+    return misaal_join256(simde_mm256_cvtepi32_epi64(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepi32_epi64(simde_mm256_extracti128_si256(a, 1)));
+}
+#define _mm512_cvtepi32_epi64(a) misaal_mm512_cvtepi32_epi64(a)
+#endif
+
 /* Arithmetic shift of 64-bit lanes: the logical shift, with the sign
  * copied into the vacated bits; a count over 63 leaves the sign. */
-static inline simde__m256i misaal_mm256_srai_epi64(simde__m256i a, int imm) {
+static inline simde__m256i misaal_srai64_256(simde__m256i a, unsigned imm) {
     simde__m256i sign = simde_mm256_cmpgt_epi64(simde_mm256_setzero_si256(), a);
     if (imm > 63) return sign;
     if (imm == 0) return a;
-    return simde_mm256_or_si256(simde_mm256_srli_epi64(a, imm), simde_mm256_slli_epi64(sign, 64 - imm));
+    return simde_mm256_or_si256(simde_mm256_srli_epi64(a, (int) imm), simde_mm256_slli_epi64(sign, (int) (64 - imm)));
 }
-#define _mm256_srai_epi64(a, imm) misaal_mm256_srai_epi64(a, imm)
+
+#ifndef _mm512_srai_epi64
+static inline simde__m512i misaal_mm512_srai_epi64(simde__m512i a, unsigned imm) {
+    return misaal_join256(misaal_srai64_256(simde_mm512_castsi512_si256(a), imm), misaal_srai64_256(simde_mm512_extracti64x4_epi64(a, 1), imm));
+}
+#define _mm512_srai_epi64(a, imm) misaal_mm512_srai_epi64(a, imm)
+#endif
+
+/* Per-lane arithmetic shift of 32-bit lanes; a count over 31 (unsigned)
+ * leaves the sign, as AVX2's vpsravd does. */
+#ifndef _mm512_srav_epi32
+static inline simde__m512i misaal_mm512_srav_epi32(simde__m512i a, simde__m512i count) {
+    return misaal_join256(simde_mm256_srav_epi32(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(count)), simde_mm256_srav_epi32(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(count, 1)));
+}
+#define _mm512_srav_epi32(a, count) misaal_mm512_srav_epi32(a, count)
+#endif
+
+#ifndef _mm256_srai_epi64
+#define _mm256_srai_epi64(a, imm) misaal_srai64_256(a, imm)
 #endif
 
 #endif
