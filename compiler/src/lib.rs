@@ -8,7 +8,7 @@
 //! `isel::rules` (the ruleset read through `misaal-rulesets`, instantiated
 //! at the kernel's widths, every instance used `proved`), `isel::schedule`
 //! (saturation under explicit limits), `isel::extract` (DAG-cost
-//! extraction), `isel::emit` (the chosen instructions as C intrinsics) and
+//! extraction), `c::isel_emit` (the chosen instructions as C intrinsics) and
 //! `isel::validate` (translation validation with Z3, `--validate`). What
 //! no rule covers, and everything under `misaal compile --naive`, is
 //! lowered lane by lane by the C backend.
