@@ -12,7 +12,7 @@ use crate::inputs::{InputSet, input_set};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, csv_field, exit_status, halide_include, halide_type_code, which, write_atomic};
-use misaal_compiler::manifest::ArgSpec;
+use misaal_frontends::manifest::ArgSpec;
 use misaal_oracle_hvx::runtime::{RUNTIME_C, RUNTIME_H};
 use misaal_oracle_hvx::{Toolchain, runtime};
 use std::fmt::Write as _;

@@ -24,7 +24,7 @@ pub mod packets;
 pub mod usage;
 pub mod x86;
 
-use misaal_compiler::manifest::ArgSpec;
+use misaal_frontends::manifest::ArgSpec;
 use misaal_frontends::stmt::types::Type;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -102,7 +102,7 @@ impl Suite {
     /// `benchmarks` (x86's) and the target is not x86.
     pub fn load(cfg: &Config) -> Result<Suite, String> {
         let dir = if cfg.suite == Path::new("benchmarks") && cfg.target != "x86" { PathBuf::from("benchmarks").join(&cfg.target) } else { cfg.suite.clone() };
-        let m = misaal_compiler::manifest::load_manifest(&dir.join("manifest.json")).map_err(|e| format!("error: {e}"))?;
+        let m = misaal_frontends::manifest::load_manifest(&dir.join("manifest.json")).map_err(|e| format!("error: {e}"))?;
         let kernels = m.kernels.into_iter().map(|k| Kernel { name: k.name, function: k.function, args: k.args }).collect();
         Ok(Suite { dir, kernels, target: m.target.unwrap_or_else(|| "unknown".into()) })
     }

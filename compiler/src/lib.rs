@@ -1,9 +1,10 @@
 //! The online path: a Halide Stmt compiled to one C translation unit with
-//! Halide's AOT ABI, and the benchmark manifest format.
+//! Halide's AOT ABI.
 //!
-//! Owns: code generation ([`c`]), instruction selection ([`isel`]) and the
-//! suite manifest ([`manifest`]). By default the vector code comes from
-//! instruction selection by equality saturation in egglog, in process:
+//! Owns: code generation ([`c`]) and instruction selection ([`isel`]); the
+//! suite manifest is read by `misaal_frontends::manifest`. By default the
+//! vector code comes from instruction selection by equality saturation in
+//! egglog, in process:
 //! `isel::encode` (Halide vector expressions as egglog terms),
 //! `isel::rules` (the ruleset read through `misaal-rulesets`, instantiated
 //! at the kernel's widths, every instance used `proved`), `isel::schedule`
@@ -20,4 +21,3 @@
 
 pub mod c;
 pub mod isel;
-pub mod manifest;
