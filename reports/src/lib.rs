@@ -54,13 +54,18 @@ impl std::error::Error for ReportError {}
 /// Writes `df` as CSV to `path` via a temporary file and a rename, so a
 /// reader never sees a half-written report.
 pub fn write_csv_atomic(df: &mut DataFrame, path: &Path) -> Result<(), ReportError> {
+    write_csv_atomic_quoting(df, path, QuoteStyle::default())
+}
+
+/// [`write_csv_atomic`], quoting fields as `quote` says.
+fn write_csv_atomic_quoting(df: &mut DataFrame, path: &Path, quote: QuoteStyle) -> Result<(), ReportError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(ReportError::Io)?;
     }
     let tmp = path.with_extension(format!("csv.tmp{}", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp).map_err(ReportError::Io)?;
-        CsvWriter::new(&mut file).include_header(true).finish(df).map_err(ReportError::Polars)?;
+        CsvWriter::new(&mut file).include_header(true).with_quote_style(quote).finish(df).map_err(ReportError::Polars)?;
         file.sync_all().map_err(ReportError::Io)?;
         std::fs::rename(&tmp, path).map_err(ReportError::Io)
     })();
@@ -559,5 +564,80 @@ mod chart_tests {
         write_speedup_chart(&rows, &path, &font).expect("chart");
         let png = std::fs::read(&path).expect("written");
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+    }
+}
+
+/// One row of a cost table, `isa/costs/<target>-<machine>.csv`, written by
+/// `misaal isa measure` (one row per intrinsic).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostRow {
+    pub intrinsic: String,
+    /// The instruction's mnemonic.
+    pub instruction: String,
+    /// Cycles; written with three decimals.
+    pub latency: f64,
+    /// Cycles per instruction at full throughput; three decimals.
+    pub rthroughput: f64,
+    /// Micro-ops, estimated from the throughput; written as Rust prints an
+    /// `f64` (`2`, `1.5`).
+    pub uops_estimate: f64,
+    /// The CPU model, as `/proc/cpuinfo` names it.
+    pub cpu: String,
+    /// How the row was measured.
+    pub method: String,
+}
+
+pub const COST_COLUMNS: [&str; 7] = ["intrinsic", "instruction", "latency", "rthroughput", "uops_estimate", "cpu", "method"];
+
+/// Writes a cost table. Its readers (`misaal isa measure`, the compiler's
+/// cost tables, `tests/costs.rs`) split lines on commas, so no field is
+/// quoted: a comma or line break in a text field other than the intrinsic
+/// is written as a space.
+pub fn write_costs_csv(rows: &[CostRow], path: &Path) -> Result<(), ReportError> {
+    let clean = |s: &str| s.replace([',', '\n', '\r'], " ");
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(COST_COLUMNS[0], rows.iter().map(|r| r.intrinsic.clone()).collect()),
+            string_column(COST_COLUMNS[1], rows.iter().map(|r| clean(&r.instruction)).collect()),
+            string_column(COST_COLUMNS[2], rows.iter().map(|r| format!("{:.3}", r.latency)).collect()),
+            string_column(COST_COLUMNS[3], rows.iter().map(|r| format!("{:.3}", r.rthroughput)).collect()),
+            string_column(COST_COLUMNS[4], rows.iter().map(|r| r.uops_estimate.to_string()).collect()),
+            string_column(COST_COLUMNS[5], rows.iter().map(|r| clean(&r.cpu)).collect()),
+            string_column(COST_COLUMNS[6], rows.iter().map(|r| clean(&r.method)).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic_quoting(&mut df, path, QuoteStyle::Never)
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn cost_table_is_unquoted_with_three_decimals() {
+        let dir = std::env::temp_dir().join(format!("misaal-reports-costs-{}", std::process::id()));
+        let path = dir.join("x86-cpu.csv");
+        let row = |intrinsic: &str, instruction: &str, uops: f64| CostRow {
+            intrinsic: intrinsic.into(),
+            instruction: instruction.into(),
+            latency: 1.0,
+            rthroughput: 0.25,
+            uops_estimate: uops,
+            cpu: "AMD EPYC, 2 sockets".into(),
+            method: "time / \"vpaddd\"; long loop".into(),
+        };
+        write_costs_csv(&[row("_mm_add_epi8", "vpaddb", 1.0), row("_mm_x", "", 1.5)], &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method\n\
+             _mm_add_epi8,vpaddb,1.000,0.250,1,AMD EPYC  2 sockets,time / \"vpaddd\"; long loop\n\
+             _mm_x,,1.000,0.250,1.5,AMD EPYC  2 sockets,time / \"vpaddd\"; long loop\n"
+        );
+        write_costs_csv(&[], &path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n", COST_COLUMNS.join(",")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
