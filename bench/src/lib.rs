@@ -198,12 +198,6 @@ pub fn geomean(values: impl IntoIterator<Item = f64>) -> Option<(f64, usize)> {
     (!v.is_empty()).then(|| ((v.iter().map(|s| s.ln()).sum::<f64>() / v.len() as f64).exp(), v.len()))
 }
 
-/// A CSV field, quoted when it holds a comma, quote or newline (for the
-/// ARM and HVX tables, which are not yet polars frames).
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
 /// The Stmt's public function, the one a bench calls.
 pub fn public_func(m: &misaal_frontends::stmt::ast::Module) -> Result<&misaal_frontends::stmt::ast::Func, String> {
     m.funcs.iter().find(|f| f.linkage != misaal_frontends::stmt::ast::Linkage::Internal).ok_or_else(|| "no public function in the Stmt".to_string())

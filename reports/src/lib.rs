@@ -7,6 +7,9 @@
 use polars::prelude::*;
 use std::path::Path;
 
+mod bench_emulated;
+pub use bench_emulated::*;
+
 /// One row of `reports/<target>_semantics.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SemanticsRow {
