@@ -139,6 +139,43 @@ fn string_column(name: &str, v: Vec<String>) -> Column {
     Column::new(name.into(), v)
 }
 
+/// A column of cells, each empty (a null) or text, quoted only where it
+/// holds a comma, a quote or a line break. An empty text is written as a
+/// null: polars writes an empty string as `""`.
+fn text_cells(name: &str, v: impl Iterator<Item = String>) -> Column {
+    Column::new(name.into(), v.map(|s| (!s.is_empty()).then_some(s)).collect::<Vec<Option<String>>>())
+}
+
+/// One row of `reports/coverage_x86.csv`: a verified x86 spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoverageRow {
+    pub instruction: String,
+    /// Its similarity class from `reports/x86_classes.csv`, else
+    /// `family:NAME` (its spec file).
+    pub class: String,
+    /// Some rule instantiation's right side names it.
+    pub reachable_by_rules: bool,
+    /// The benchmarked kernels emitted it.
+    pub emitted_in_suite: bool,
+}
+
+pub const COVERAGE_COLUMNS: [&str; 4] = ["instruction", "class", "reachable_by_rules", "emitted_in_suite"];
+
+pub fn write_coverage_csv(rows: &[CoverageRow], path: &Path) -> Result<(), ReportError> {
+    let c = COVERAGE_COLUMNS;
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            text_cells(c[0], rows.iter().map(|r| r.instruction.clone())),
+            text_cells(c[1], rows.iter().map(|r| r.class.clone())),
+            text_cells(c[2], rows.iter().map(|r| r.reachable_by_rules.to_string())),
+            text_cells(c[3], rows.iter().map(|r| r.emitted_in_suite.to_string())),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
+}
+
 pub fn write_classes_csv(rows: &[ClassRow], path: &Path) -> Result<(), ReportError> {
     let mut df = DataFrame::new(
         rows.len(),
@@ -642,5 +679,17 @@ mod cost_tests {
         write_costs_csv(&[], &path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n", COST_COLUMNS.join(",")));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn coverage_csv_is_as_documented() {
+        let path = std::env::temp_dir().join(format!("misaal-reports-coverage-{}.csv", std::process::id()));
+        let row = |i: &str, class: &str, r, e| CoverageRow { instruction: i.into(), class: class.into(), reachable_by_rules: r, emitted_in_suite: e };
+        write_coverage_csv(&[row("_mm_add_epi8", "family:add", true, false), row("_mm_sub_epi8", "c12", false, true)], &path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "instruction,class,reachable_by_rules,emitted_in_suite\n_mm_add_epi8,family:add,true,false\n_mm_sub_epi8,c12,false,true\n"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 }
