@@ -5,7 +5,7 @@
 //! is an empty cell, except `compile_ms`, which is `NaN` when the kernel
 //! did not compile.
 
-use super::{ReportError, write_csv_atomic};
+use super::{ReportError, text_cells as cells, write_csv_atomic};
 use polars::prelude::*;
 use std::path::Path;
 
@@ -91,13 +91,6 @@ pub const BENCH_HVX_COLUMNS: [&str; 12] = [
     "target",
     "peak_rss_kb",
 ];
-
-/// A column of cells, each empty (a null) or text, quoted only where it
-/// holds a comma, a quote or a line break. An empty text is written as a
-/// null: polars writes an empty string as `""`.
-fn cells(name: &str, v: impl Iterator<Item = String>) -> Column {
-    Column::new(name.into(), v.map(|s| (!s.is_empty()).then_some(s)).collect::<Vec<Option<String>>>())
-}
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
