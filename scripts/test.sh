@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite from a fresh checkout: set-up (idempotent), then every test
-# of every crate. Extra arguments go to `cargo test`. Ends with one line
-# totalling every test binary's results.
+# of every crate. Extra arguments go to `cargo test`. Ends with the wall time
+# of the slowest test binaries, then one line totalling every test binary's
+# results.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
@@ -19,6 +20,22 @@ if [ -s "$skips" ]; then
     echo "skipped here, with the reason:"
     sort -u "$skips" | awk -F'\t' '{ printf "  %s%s: %s\n", $2, ($1 == "part" ? " (one check)" : ""), $3 }'
 fi
+# Each test binary's wall time, slowest first, so that CI's budget can be
+# watched: cargo prints `Running PATH (BINARY)` or `Doc-tests CRATE` before a
+# binary and `test result: ... finished in Ns` after it. A binary that ended
+# without a result line (it crashed or was killed) is listed with no time.
+echo "test binaries by wall time, slowest first:"
+awk '/^ *(Running|Doc-tests) / {
+         if (label != "" && !done) printf "-\t%s\n", label
+         line = $0; sub(/^ */, "", line); done = 0
+         if (line ~ /^Doc-tests /) { label = "doc-tests " substr(line, 11); next }
+         bin = line; sub(/^.*[(\/]/, "", bin); sub(/\)$/, "", bin); sub(/-[0-9a-f]+$/, "", bin)
+         sub(/^Running /, "", line); sub(/ \(.*$/, "", line)
+         label = bin ": " line; next }
+     /^test result:/ && label != "" && match($0, /finished in [0-9.]+s/) {
+         printf "%s\t%s\n", substr($0, RSTART + 12, RLENGTH - 13), label; done = 1 }
+     END { if (label != "" && !done) printf "-\t%s\n", label }' "$log" |
+    sort -t "$(printf '\t')" -k1,1 -g -r | awk -F'\t' 'NR <= 15 { printf "  %9s  %s\n", ($1 == "-" ? "no result" : $1 "s"), $2 }'
 whole=$(awk -F'\t' '$1 == "whole" { print $2 }' "$skips" | sort -u | wc -l)
 part=$(awk -F'\t' '$1 == "part" { print $2 }' "$skips" | sort -u | wc -l)
 awk -v whole="$whole" -v part="$part" '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }

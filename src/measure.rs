@@ -34,9 +34,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The table's columns, in order.
-pub const HEADER: &str = "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method";
-
 pub struct MeasureArgs {
     pub filter: Option<String>,
     pub out: Option<PathBuf>,
@@ -44,33 +41,8 @@ pub struct MeasureArgs {
     pub allow_unoptimized: bool,
 }
 
-/// One row of the cost table; fields hold no commas.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CostRow {
-    pub intrinsic: String,
-    pub instruction: String,
-    pub latency: f64,
-    pub rthroughput: f64,
-    pub uops_estimate: f64,
-    pub cpu: String,
-    pub method: String,
-}
-
-impl CostRow {
-    fn line(&self) -> String {
-        let clean = |s: &str| s.replace([',', '\n', '\r'], " ");
-        format!(
-            "{},{},{:.3},{:.3},{},{},{}",
-            self.intrinsic,
-            clean(&self.instruction),
-            self.latency,
-            self.rthroughput,
-            self.uops_estimate,
-            clean(&self.cpu),
-            clean(&self.method)
-        )
-    }
-}
+/// One row of the cost table (schema and writer in `misaal-reports`).
+pub use misaal_reports::CostRow;
 
 /// This machine's table, `isa/costs/<target>-<machine>.csv` (the machine
 /// named as its evidence file is: CPU name, family, model, stepping).
@@ -81,7 +53,8 @@ pub fn this_machine_table(target: &str) -> PathBuf {
 }
 
 /// Reads a cost table: `Ok(empty)` when the file does not exist, an error
-/// when its header is not [`HEADER`] or a row is malformed.
+/// when its header is not [`misaal_reports::COST_COLUMNS`] or a row is
+/// malformed.
 pub fn read_table(path: &Path) -> Result<BTreeMap<String, CostRow>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -90,8 +63,9 @@ pub fn read_table(path: &Path) -> Result<BTreeMap<String, CostRow>, String> {
     };
     let mut lines = text.lines();
     let head = lines.next().unwrap_or("");
-    if head.trim() != HEADER {
-        return Err(format!("error: {}: the header is `{head}`, expected `{HEADER}`", path.display()));
+    let header = misaal_reports::COST_COLUMNS.join(",");
+    if head.trim() != header {
+        return Err(format!("error: {}: the header is `{head}`, expected `{header}`", path.display()));
     }
     let mut rows = BTreeMap::new();
     for (n, l) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -118,23 +92,11 @@ pub fn read_table(path: &Path) -> Result<BTreeMap<String, CostRow>, String> {
     Ok(rows)
 }
 
-/// Writes the table next to its final place, then renames it there, so a
-/// reader never sees half a file.
+/// Writes the table through a temporary file and a rename, so a reader
+/// never sees half a file.
 fn write_table(path: &Path, rows: &BTreeMap<String, CostRow>) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
-    }
-    let mut text = format!("{HEADER}\n");
-    for r in rows.values() {
-        text.push_str(&r.line());
-        text.push('\n');
-    }
-    let tmp = path.with_extension(format!("csv.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("error: cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("error: cannot rename {} to {}: {e}", tmp.display(), path.display())
-    })
+    let rows: Vec<CostRow> = rows.values().cloned().collect();
+    misaal_reports::write_costs_csv(&rows, path).map_err(|e| format!("error: cannot write {}: {e}", path.display()))
 }
 
 /// The CPU model, as `/proc/cpuinfo` names it.

@@ -1,6 +1,7 @@
 //! Replays every input the fuzzers once crashed on (`fuzz/regressions/
 //! TARGET/*`) through the same entry point as the fuzz target
-//! (`fuzz/src/lib.rs`, included here by path). Each input is its own test.
+//! (`misaal_fuzz`, `fuzz/src/lib.rs`, a dev-dependency without libFuzzer).
+//! Each input is its own test.
 //! It must return, as an error or as a successful load, within a time
 //! bound and without panicking; a panic, a stack overflow or a timeout
 //! fails the test.
@@ -17,9 +18,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)]
-#[path = "../fuzz/src/lib.rs"]
-mod entries;
+use misaal_fuzz as entries;
 
 type Entry = fn(&[u8]) -> Result<(), String>;
 

@@ -9,7 +9,7 @@
 //! a few kernels run; `MISAAL_SLOW=1` (or `MISAAL_HVX_STMT_KERNELS=all`)
 //! runs all 33, `MISAAL_HVX_STMT_KERNELS=add,mul` a list.
 
-use misaal_compiler::manifest::{ArgSpec, Manifest, load_manifest};
+use misaal_frontends::manifest::{ArgSpec, Manifest, load_manifest};
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::stmt::ast::{ArgKind, Linkage};
 use misaal_frontends::stmt::parse_module;

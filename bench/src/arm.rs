@@ -14,8 +14,7 @@ use crate::inputs::input_set;
 use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
-use crate::{Config, Kernel, Suite, csv_field, geomean, halide_include, run_tool, which, write_atomic};
-use std::fmt::Write as _;
+use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -24,10 +23,6 @@ const CC: &str = "aarch64-linux-gnu-gcc";
 const QEMU: &str = "qemu-aarch64";
 /// The core whose scheduling model llvm-mca uses.
 pub const MCA_CPU: &str = "neoverse-n1";
-/// The CSV's columns, in order (documented in docs/reports.md).
-/// `peak_rss_kb` (the compile's, as x86's) was added last.
-pub const COLUMNS: &str = "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb";
-
 /// GCC's `-march` for exactly the spec features a Stmt's target has.
 pub fn march(features: &misaal_compiler::isel::features::CpuFeatures) -> String {
     let f = |n: &str| features.features.contains(n);
@@ -54,32 +49,27 @@ struct Row {
     march: String,
 }
 
-fn csv(rows: &[Row]) -> String {
-    let mut s = format!("{COLUMNS}\n");
-    let num = |x: Option<f64>| x.filter(|v| v.is_finite()).map(|v| format!("{v:.2}")).unwrap_or_default();
-    let count = |x: Option<usize>| x.map(|n| n.to_string()).unwrap_or_default();
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{:.1},{},{},{},{}",
-            csv_field(&r.kernel),
-            csv_field(&r.bit_exact),
-            num(r.ours.map(|e| e.cycles)),
-            num(r.halide.map(|e| e.cycles)),
-            ratio(r.ours, r.halide).map(|x| format!("{x:.3}")).unwrap_or_default(),
-            count(r.ours.map(|e| e.instrs)),
-            count(r.halide.map(|e| e.instrs)),
-            count(r.ours.map(|e| e.loops)),
-            count(r.halide.map(|e| e.loops)),
-            r.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_default(),
-            r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            r.method,
-            csv_field(&r.target),
-            csv_field(&r.march),
-            r.compiled.map(|c| c.peak_rss_kb.to_string()).unwrap_or_default(),
-        );
-    }
-    s
+/// The rows of `reports/bench_arm.csv` (schema in `misaal-reports`).
+fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
+    rows.iter()
+        .map(|r| misaal_reports::BenchArmRow {
+            kernel: r.kernel.clone(),
+            bit_exact: r.bit_exact.clone(),
+            ours_mca_cycles: r.ours.map(|e| e.cycles),
+            halide_mca_cycles: r.halide.map(|e| e.cycles),
+            ratio: ratio(r.ours, r.halide),
+            ours_loop_instrs: r.ours.map(|e| e.instrs as u64),
+            halide_loop_instrs: r.halide.map(|e| e.instrs as u64),
+            ours_loops: r.ours.map(|e| e.loops as u64),
+            halide_loops: r.halide.map(|e| e.loops as u64),
+            fallback_exprs: r.compiled.and_then(|c| c.fallback_exprs),
+            compile_ms: r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+            method: r.method.to_string(),
+            target: r.target.clone(),
+            march: r.march.clone(),
+            peak_rss_kb: r.compiled.map(|c| c.peak_rss_kb),
+        })
+        .collect()
 }
 
 struct Context<'a> {
@@ -233,7 +223,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     }
     std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
     let path = cfg.report_dir.join("bench_arm.csv");
-    write_atomic(&path, &csv(&rows))?;
+    misaal_reports::write_bench_arm_csv(&report_rows(&rows), &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(crate::exit_status(failed, unchecked, cfg.allow_unchecked))
 }
@@ -241,6 +231,39 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn report_quotes_and_formats_as_documented() {
+        let est = |cycles: f64| Some(Estimate { cycles, cycles_per_byte: f64::NAN, instrs: 12, loops: 2 });
+        let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
+        let row = |kernel: &str, ours, halide, compiled, target: &str| Row {
+            kernel: kernel.into(),
+            bit_exact: "yes".into(),
+            ours,
+            halide,
+            compiled,
+            method: "llvm-mca",
+            target: target.into(),
+            march: "armv8-a+dotprod".into(),
+        };
+        let rows = vec![
+            row("add", est(10.0), est(12.5), compiled, "arm-64-linux"),
+            row("a,b", None, est(f64::INFINITY), None, ""),
+            row("q\"x", est(3.0), None, Some(Compiled { ms: 1.0, peak_rss_kb: 7, fallback_exprs: None }), "t\nu"),
+        ];
+        let path = std::env::temp_dir().join(format!("bench-arm-{}.csv", std::process::id()));
+        misaal_reports::write_bench_arm_csv(&report_rows(&rows), &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        // What the hand-written CSV of the same rows was, byte for byte.
+        assert_eq!(
+            text,
+            "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb\n\
+             add,yes,10.00,12.50,1.250,12,12,2,2,3,12.3,llvm-mca,arm-64-linux,armv8-a+dotprod,5000\n\
+             \"a,b\",yes,,,,,12,,2,,NaN,llvm-mca,,armv8-a+dotprod,\n\
+             \"q\"\"x\",yes,3.00,,,12,,2,,,1.0,llvm-mca,\"t\nu\",armv8-a+dotprod,7\n"
+        );
+    }
 
     #[test]
     fn march_follows_the_features() {

@@ -7,7 +7,7 @@
 //! [`crate::hvx`]'s: it has no files and no clock.
 
 use crate::{bytes_of, c_type, halide_type_code};
-use misaal_compiler::manifest::ArgSpec;
+use misaal_frontends::manifest::ArgSpec;
 use std::fmt::Write as _;
 
 /// A function the harness may call: its label (`out_LABEL.bin`,

@@ -12,8 +12,8 @@ use crate::inputs::{InputSet, input_set};
 use crate::keep::{Evidence, halide_files, keep_and_note, keep_error, stmt_file};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
-use crate::{Config, Kernel, Suite, bytes_of, c_type, csv_field, exit_status, halide_include, halide_type_code, which, write_atomic};
-use misaal_compiler::manifest::ArgSpec;
+use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
+use misaal_frontends::manifest::ArgSpec;
 use misaal_oracle_hvx::runtime::{RUNTIME_C, RUNTIME_H};
 use misaal_oracle_hvx::{Toolchain, runtime};
 use std::fmt::Write as _;
@@ -174,32 +174,24 @@ struct Row {
     target: String,
 }
 
-/// The CSV's columns, in order. `peak_rss_kb` (the compile's, as x86's)
-/// was added last, so older readers of the first eleven still work.
-pub const COLUMNS: &str = "kernel,bit_exact,ours_packets,halide_packets,fallback_exprs,compile_ms,method,ours_loops,halide_loops,halide,target,peak_rss_kb";
-
-fn csv(rows: &[Row]) -> String {
-    let mut out = format!("{COLUMNS}\n");
-    let opt = |v: Option<usize>| v.map(|n| n.to_string()).unwrap_or_default();
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{:.1},{},{},{},{},{},{}",
-            csv_field(&r.kernel),
-            csv_field(&r.bit_exact),
-            opt(r.ours_packets.map(|p| p.packets)),
-            opt(r.halide_packets.map(|p| p.packets)),
-            r.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_default(),
-            r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            r.method,
-            opt(r.ours_packets.map(|p| p.loops)),
-            opt(r.halide_packets.map(|p| p.loops)),
-            csv_field(&r.halide),
-            csv_field(&r.target),
-            r.compiled.map(|c| c.peak_rss_kb.to_string()).unwrap_or_default(),
-        );
-    }
-    out
+/// The rows of `reports/bench_hvx.csv` (schema in `misaal-reports`).
+fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
+    rows.iter()
+        .map(|r| misaal_reports::BenchHvxRow {
+            kernel: r.kernel.clone(),
+            bit_exact: r.bit_exact.clone(),
+            ours_packets: r.ours_packets.map(|p| p.packets as u64),
+            halide_packets: r.halide_packets.map(|p| p.packets as u64),
+            fallback_exprs: r.compiled.and_then(|c| c.fallback_exprs),
+            compile_ms: r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+            method: r.method.to_string(),
+            ours_loops: r.ours_packets.map(|p| p.loops as u64),
+            halide_loops: r.halide_packets.map(|p| p.loops as u64),
+            halide: r.halide.clone(),
+            target: r.target.clone(),
+            peak_rss_kb: r.compiled.map(|c| c.peak_rss_kb),
+        })
+        .collect()
 }
 
 struct Context<'a> {
@@ -432,10 +424,48 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     }
     std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
     let path = cfg.report_dir.join("bench_hvx.csv");
-    write_atomic(&path, &csv(&rows))?;
+    misaal_reports::write_bench_hvx_csv(&report_rows(&rows), &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     if unchecked > 0 {
         eprintln!("{} {unchecked} of {} kernels unchecked", if cfg.allow_unchecked { "note:" } else { "error:" }, rows.len());
     }
     Ok(exit_status(failed, unchecked, cfg.allow_unchecked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_quotes_and_formats_as_documented() {
+        let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
+        let row = |kernel: &str, ours, halide_packets, compiled, halide: &str| Row {
+            kernel: kernel.into(),
+            bit_exact: "yes".into(),
+            ours_packets: ours,
+            halide_packets,
+            compiled,
+            method: "packets",
+            halide: halide.into(),
+            target: "hexagon-32-noos-hvx-hvx_128".into(),
+        };
+        let p = |packets, loops| Some(Packets { packets, loops });
+        let rows = vec![
+            row("add", p(40, 2), p(44, 2), compiled, "21.0.0"),
+            row("a,b", None, p(1, 1), None, ""),
+            row("q\"x", p(3, 1), None, Some(Compiled { ms: 1.0, peak_rss_kb: 7, fallback_exprs: None }), "x\ny"),
+        ];
+        let path = std::env::temp_dir().join(format!("bench-hvx-{}.csv", std::process::id()));
+        misaal_reports::write_bench_hvx_csv(&report_rows(&rows), &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        // What the hand-written CSV of the same rows was, byte for byte.
+        assert_eq!(
+            text,
+            "kernel,bit_exact,ours_packets,halide_packets,fallback_exprs,compile_ms,method,ours_loops,halide_loops,halide,target,peak_rss_kb\n\
+             add,yes,40,44,3,12.3,packets,2,2,21.0.0,hexagon-32-noos-hvx-hvx_128,5000\n\
+             \"a,b\",yes,,1,,NaN,packets,,1,,hexagon-32-noos-hvx-hvx_128,\n\
+             \"q\"\"x\",yes,3,,,1.0,packets,1,,\"x\ny\",hexagon-32-noos-hvx-hvx_128,7\n"
+        );
+    }
 }

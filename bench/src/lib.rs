@@ -26,7 +26,7 @@ pub mod packets;
 pub mod usage;
 pub mod x86;
 
-use misaal_compiler::manifest::ArgSpec;
+use misaal_frontends::manifest::ArgSpec;
 use misaal_frontends::stmt::types::Type;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -107,7 +107,7 @@ impl Suite {
     /// `benchmarks` (x86's) and the target is not x86.
     pub fn load(cfg: &Config) -> Result<Suite, String> {
         let dir = if cfg.suite == Path::new("benchmarks") && cfg.target != "x86" { PathBuf::from("benchmarks").join(&cfg.target) } else { cfg.suite.clone() };
-        let m = misaal_compiler::manifest::load_manifest(&dir.join("manifest.json")).map_err(|e| format!("error: {e}"))?;
+        let m = misaal_frontends::manifest::load_manifest(&dir.join("manifest.json")).map_err(|e| format!("error: {e}"))?;
         let kernels = m.kernels.into_iter().map(|k| Kernel { name: k.name, function: k.function, args: k.args }).collect();
         Ok(Suite { dir, kernels, target: m.target.unwrap_or_else(|| "unknown".into()) })
     }
@@ -201,12 +201,6 @@ pub fn exit_status(failed: usize, unchecked: usize, allow_unchecked: bool) -> Ex
 pub fn geomean(values: impl IntoIterator<Item = f64>) -> Option<(f64, usize)> {
     let v: Vec<f64> = values.into_iter().filter(|s| s.is_finite() && *s > 0.0).collect();
     (!v.is_empty()).then(|| ((v.iter().map(|s| s.ln()).sum::<f64>() / v.len() as f64).exp(), v.len()))
-}
-
-/// A CSV field, quoted when it holds a comma, quote or newline (for the
-/// ARM and HVX tables, which are not yet polars frames).
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 /// The Stmt's public function, the one a bench calls.

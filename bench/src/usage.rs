@@ -42,7 +42,7 @@ pub fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Res
             Some((f.get(1)?.trim_matches('"').to_string(), f.first()?.trim_matches('"').to_string()))
         })
         .collect();
-    let mut cov = String::from("instruction,class,reachable_by_rules,emitted_in_suite\n");
+    let mut cov = Vec::new();
     let (mut n, mut r, mut e) = (0, 0, 0);
     for (i, sem) in target.instrs.iter() {
         if target.status.verified(&i.name, sem).is_err() {
@@ -53,9 +53,9 @@ pub fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Res
         n += 1;
         r += reach as usize;
         e += emit as usize;
-        let _ = writeln!(cov, "{},{class},{reach},{emit}", i.name);
+        cov.push(misaal_reports::CoverageRow { instruction: i.name.clone(), class, reachable_by_rules: reach, emitted_in_suite: emit });
     }
     let coverage_csv = reports.join("coverage_x86.csv");
-    write_atomic(&coverage_csv, &cov)?;
+    misaal_reports::write_coverage_csv(&cov, &coverage_csv).map_err(|e| format!("error: writing {}: {e}", coverage_csv.display()))?;
     Ok(format!("wrote {} and {}: {n} verified x86 specs, {r} reachable by rules, {e} emitted in these kernels", usage_csv.display(), coverage_csv.display()))
 }

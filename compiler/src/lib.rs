@@ -1,14 +1,15 @@
 //! The online path: a Halide Stmt compiled to one C translation unit with
-//! Halide's AOT ABI, and the benchmark manifest format.
+//! Halide's AOT ABI.
 //!
-//! Owns: code generation ([`c`]), instruction selection ([`isel`]) and the
-//! suite manifest ([`manifest`]). By default the vector code comes from
-//! instruction selection by equality saturation in egglog, in process:
+//! Owns: code generation ([`c`]) and instruction selection ([`isel`]); the
+//! suite manifest is read by `misaal_frontends::manifest`. By default the
+//! vector code comes from instruction selection by equality saturation in
+//! egglog, in process:
 //! `isel::encode` (Halide vector expressions as egglog terms),
 //! `isel::rules` (the ruleset read through `misaal-rulesets`, instantiated
 //! at the kernel's widths, every instance used `proved`), `isel::schedule`
 //! (saturation under explicit limits), `isel::extract` (DAG-cost
-//! extraction), `isel::emit` (the chosen instructions as C intrinsics) and
+//! extraction), `c::isel_emit` (the chosen instructions as C intrinsics) and
 //! `isel::validate` (translation validation with Z3, `--validate`). What
 //! no rule covers, and everything under `misaal compile --naive`, is
 //! lowered lane by lane by the C backend.
@@ -20,4 +21,3 @@
 
 pub mod c;
 pub mod isel;
-pub mod manifest;

@@ -17,6 +17,7 @@ mod common;
 use common::*;
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
+use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::stmt::ast::ArgKind;
 use misaal_frontends::stmt::parse_module;
 use std::path::{Path, PathBuf};
@@ -55,35 +56,35 @@ fn emit_arm(dir: &Path, module: &misaal_frontends::stmt::Module) -> Result<misaa
     r.ok_or_else(|| "no selection report".into())
 }
 
-fn check_kernel(name: &str, manifest: &serde_json::Value) -> Result<String, String> {
-    let k = &manifest["kernels"][name];
+fn check_kernel(name: &str, manifest: &Manifest) -> Result<String, String> {
+    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or("not in the manifest")?;
     let path = format!("{ARM}/stmt/{name}.stmt");
     let m = parse_module(&path, &std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?).map_err(|d| d.to_string())?;
     let func = external(&m);
     let mut specs = Vec::new();
     for a in &func.args {
-        specs.push(k["args"].as_array().and_then(|v| v.iter().find(|s| s["name"] == a.name.as_str())).ok_or_else(|| format!("the manifest lacks `{}`", a.name))?.clone());
+        specs.push(k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("the manifest lacks `{}`", a.name))?.clone());
     }
     let out_pos = func
         .args
         .iter()
         .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s["name"] == a.name.as_str() && s["output"] == true))
+        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
         .ok_or("no output buffer")?;
     // The edge mix (0, all ones, MIN, MAX among random bytes), as bench's third set.
     let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
     let (mut args, mut vals) = (Vec::new(), Vec::new());
     for s in &specs {
-        let t = ty(s["type"].as_str().ok_or("a type")?);
-        if s["kind"] != "buffer" {
-            let v = s["value"].as_i64().ok_or("a value")?;
+        let t = s.ty;
+        if !s.buffer {
+            let v = s.value;
             args.push(Arg::Scalar { ty: t, value: v });
             vals.push(ArgValue::Scalar(t, v));
             continue;
         }
-        let dims: Vec<i64> = s["dims"].as_array().ok_or("dims")?.iter().filter_map(|d| d.as_i64()).collect();
+        let dims = s.dims.clone();
         let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-        if s["output"] != true {
+        if !s.output {
             b.data = input(2, b.len(), elem_bytes(t), &mut state);
         }
         args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
@@ -139,9 +140,13 @@ fn check_kernel(name: &str, manifest: &serde_json::Value) -> Result<String, Stri
 }
 
 fn arm_kernels_match_the_interpreter() -> Result<(), Failed> {
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{ARM}/manifest.json")).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let manifest = load_manifest(format!("{ARM}/manifest.json").as_ref()).map_err(|e| e.to_string())?;
     let kernels: Vec<String> = match std::env::var("MISAAL_ARM_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
-        Ok(v) if v == "all" => manifest["kernels"].as_object().ok_or("kernels by name")?.keys().cloned().collect(),
+        Ok(v) if v == "all" => {
+            let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
+            all.sort();
+            all
+        }
         Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         Err(_) => CI_KERNELS.iter().map(|s| s.to_string()).collect(),
     };

@@ -16,6 +16,7 @@ mod common;
 
 use common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func};
 use misaal_frontends::stmt::parse_module;
 use std::time::Instant;
@@ -59,23 +60,23 @@ fn differ(ours: &[u8], want: &[u8]) -> Option<String> {
 type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
 
 /// Runs one kernel on every input set; Ok(summary) or Err(what differs).
-fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Result<String, String> {
+fn check(name: &str, manifest: &Manifest, reference: &Reference) -> Result<String, String> {
     let t = Instant::now();
-    let k = &manifest["kernels"][name];
+    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or_else(|| format!("{name}: not in the manifest"))?;
     let path = format!("{BENCHMARKS}/stmt/{name}.stmt");
     let m = parse_module(name, &std::fs::read_to_string(&path).map_err(|e| format!("{name}: {path}: {e}"))?).map_err(|d| format!("{name}: {d}"))?;
     let func = external(&m);
     // The function's arguments in its own order, sized from the manifest.
     let mut specs = Vec::new();
     for a in &func.args {
-        let s = k["args"].as_array().and_then(|v| v.iter().find(|s| s["name"] == a.name.as_str())).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
+        let s = k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
         specs.push(s.clone());
     }
     let out_pos = func
         .args
         .iter()
         .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s["name"] == a.name.as_str() && s["output"] == true))
+        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
         .ok_or_else(|| format!("{name}: no output buffer"))?;
     let mut dir = None;
     let mut bytes = 0;
@@ -84,16 +85,16 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Res
         let mut args = Vec::new();
         let mut vals = Vec::new();
         for s in &specs {
-            let t = ty(s["type"].as_str().unwrap());
-            if s["kind"] != "buffer" {
-                let v = s["value"].as_i64().unwrap();
+            let t = s.ty;
+            if !s.buffer {
+                let v = s.value;
                 args.push(Arg::Scalar { ty: t, value: v });
                 vals.push(ArgValue::Scalar(t, v));
                 continue;
             }
-            let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+            let dims = s.dims.clone();
             let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-            if s["output"] != true {
+            if !s.output {
                 b.data = input(1, b.len(), elem_bytes(t), &mut state);
             }
             args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
@@ -123,8 +124,9 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference) -> Res
 
 #[test]
 fn benchmark_kernels_match_the_interpreter_byte_for_byte() {
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{BENCHMARKS}/manifest.json")).unwrap()).unwrap();
-    let all: Vec<String> = manifest["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
+    let manifest = load_manifest(format!("{BENCHMARKS}/manifest.json").as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
+    all.sort();
     let kernels: Vec<String> = match std::env::var("MISAAL_BENCH_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
         Ok(v) if v == "all" => all.clone(),
         Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),

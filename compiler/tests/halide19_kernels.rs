@@ -19,6 +19,7 @@ mod common;
 
 use common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func, Module};
 use misaal_frontends::stmt::parse_module;
 use std::time::Instant;
@@ -37,29 +38,29 @@ fn load(path: &str) -> Result<Module, String> {
     parse_module(path, &std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?).map_err(|d| d.to_string())
 }
 
-fn manifest(suite: &str) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(format!("{suite}/manifest.json")).unwrap()).unwrap()
+fn manifest(suite: &str) -> Manifest {
+    load_manifest(format!("{suite}/manifest.json").as_ref()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The reference interpreter on one function call.
 type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
 
-fn check(name: &str, manifest: &serde_json::Value, reference: &Reference, sets: usize) -> Result<String, String> {
+fn check(name: &str, manifest: &Manifest, reference: &Reference, sets: usize) -> Result<String, String> {
     let t = Instant::now();
     let m19 = load(&format!("{BENCHMARKS}/halide19/stmt/{name}.stmt"))?;
     let m21 = load(&format!("{BENCHMARKS}/stmt/{name}.stmt"))?;
     let func = external(&m19);
-    let k = &manifest["kernels"][name];
+    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or_else(|| format!("{name}: not in the manifest"))?;
     let mut specs = Vec::new();
     for a in &func.args {
-        let s = k["args"].as_array().and_then(|v| v.iter().find(|s| s["name"] == a.name.as_str())).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
+        let s = k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
         specs.push(s.clone());
     }
     let out_pos = func
         .args
         .iter()
         .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s["name"] == a.name.as_str() && s["output"] == true))
+        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
         .ok_or_else(|| format!("{name}: no output buffer"))?;
     let names21: Vec<&str> = external(&m21).args.iter().map(|a| a.name.as_str()).collect();
     let names19: Vec<&str> = func.args.iter().map(|a| a.name.as_str()).collect();
@@ -71,16 +72,16 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference, sets: 
         let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
         let (mut args, mut vals) = (Vec::new(), Vec::new());
         for s in &specs {
-            let t = ty(s["type"].as_str().unwrap());
-            if s["kind"] != "buffer" {
-                let v = s["value"].as_i64().unwrap();
+            let t = s.ty;
+            if !s.buffer {
+                let v = s.value;
                 args.push(Arg::Scalar { ty: t, value: v });
                 vals.push(ArgValue::Scalar(t, v));
                 continue;
             }
-            let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+            let dims = s.dims.clone();
             let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-            if s["output"] != true {
+            if !s.output {
                 b.data = input(set, b.len(), elem_bytes(t), &mut state);
             }
             args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
@@ -119,8 +120,9 @@ fn check(name: &str, manifest: &serde_json::Value, reference: &Reference, sets: 
 #[test]
 fn halide19_kernels_match_the_interpreter_and_halide21() {
     let m19 = manifest(&format!("{BENCHMARKS}/halide19"));
-    assert_eq!(m19["halide"], "19.0.0", "benchmarks/halide19/manifest.json should come from Halide 19");
-    let all: Vec<String> = m19["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
+    assert_eq!(m19.halide.as_deref(), Some("19.0.0"), "benchmarks/halide19/manifest.json should come from Halide 19");
+    let mut all: Vec<String> = m19.kernels.iter().map(|k| k.name.clone()).collect();
+    all.sort();
     assert_eq!(all.len(), 33);
     let (kernels, sets): (Vec<String>, usize) = match std::env::var("MISAAL_H19_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
         Ok(v) if v == "all" => (all.clone(), 2),

@@ -32,6 +32,7 @@ mod common;
 
 use common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
+use misaal_frontends::manifest::{Kernel, Manifest, load_manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func};
 use misaal_frontends::stmt::parse_module;
 use misaal_isa::SpecLibrary;
@@ -89,18 +90,19 @@ struct Spec {
     output: bool,
 }
 
-fn specs(kernel: &serde_json::Value) -> Vec<Spec> {
+fn specs(kernel: &Kernel) -> Vec<Spec> {
     let mut out = Vec::new();
-    for s in kernel["args"].as_array().expect("args") {
-        let t = s["type"].as_str().unwrap();
-        let arg = if s["kind"] == "buffer" {
-            let dims: Vec<i64> = s["dims"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
-            let n: i64 = dims.iter().product();
-            Arg::Buffer { elem: ty(t), dims: dims.iter().map(|&e| (0, e)).collect(), data: vec![0; n as usize * elem_bytes(ty(t))] }
+    for s in &kernel.args {
+        let t = s.ty;
+        let arg = if s.buffer {
+            let n: i64 = s.dims.iter().product();
+            Arg::Buffer { elem: t, dims: s.dims.iter().map(|&e| (0, e)).collect(), data: vec![0; n as usize * elem_bytes(t)] }
         } else {
-            Arg::Scalar { ty: ty(t), value: s["value"].as_i64().unwrap() }
+            Arg::Scalar { ty: t, value: s.value }
         };
-        out.push(Spec { name: s["name"].as_str().unwrap().into(), ctype: format!("{t}_t"), arg, output: s["output"] == true });
+        // The manifest's types are `int8` .. `uint64`, C's `int8_t` .. `uint64_t`.
+        let ctype = format!("{}int{}_t", if t.is_int() { "" } else { "u" }, t.bits);
+        out.push(Spec { name: s.name.clone(), ctype, arg, output: s.output });
     }
     out
 }
@@ -159,10 +161,10 @@ struct Outcome {
     note: Option<String>,
 }
 
-fn check(name: &str, manifest: &serde_json::Value, ops: Option<&SpecLibrary>) -> Result<Outcome, String> {
+fn check(name: &str, manifest: &Manifest, ops: Option<&SpecLibrary>) -> Result<Outcome, String> {
     let t = Instant::now();
-    let kernel = &manifest["kernels"][name];
-    let function = kernel["function"].as_str().ok_or(format!("{name}: no function in the manifest"))?;
+    let kernel = manifest.kernels.iter().find(|k| k.name == name).ok_or(format!("{name}: not in the manifest"))?;
+    let function = kernel.function.as_str();
     let mut specs = specs(kernel);
     let stmt_path = format!("{BENCHMARKS}/stmt/{name}.stmt");
     let module = parse_module(name, &std::fs::read_to_string(&stmt_path).map_err(|e| format!("{stmt_path}: {e}"))?).map_err(|d| format!("{name}: {d}"))?;
@@ -267,8 +269,9 @@ fn interpret(ops: &SpecLibrary, func: &Func, args: &[Arg]) -> Result<Vec<Buffer>
 
 #[test]
 fn scalar_baselines_match_halide_byte_for_byte() {
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{BENCHMARKS}/manifest.json")).unwrap()).unwrap();
-    let all: Vec<String> = manifest["kernels"].as_object().expect("kernels by name").keys().cloned().collect();
+    let manifest = load_manifest(format!("{BENCHMARKS}/manifest.json").as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
+    all.sort();
     // (kernels checked, those of them also checked by the interpreter)
     let (kernels, interp): (Vec<String>, Vec<String>) = match std::env::var("MISAAL_SCALAR_KERNELS") {
         Ok(v) => {

@@ -1,11 +1,15 @@
 //! Front ends: the Halide lowered-Stmt parser, Halide IR and FPIR semantics,
-//! and a Stmt interpreter used as the reference for generated code.
+//! a Stmt interpreter used as the reference for generated code, and the
+//! benchmark manifest that describes each Halide kernel's arguments
+//! ([`manifest`]; the compiler, the bench harness and the fuzz targets all
+//! read it here).
 //!
 //! Owns: source-language meaning. Knows nothing of target instructions.
 
 use std::path::{Path, PathBuf};
 
 pub mod interp;
+pub mod manifest;
 pub mod stmt;
 
 /// The folder of Halide's op semantics: `<this crate>/halide/`, one generic

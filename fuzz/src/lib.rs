@@ -2,8 +2,8 @@
 //! the raw bytes a user could hand us and runs the same code a real load
 //! runs; bad input must come back as an error, never a panic.
 //!
-//! `tests/fuzz_regressions.rs` in the main workspace includes this file by
-//! path and replays `fuzz/regressions/<target>/*` through these functions, so
+//! `tests/fuzz_regressions.rs` in the main workspace depends on this crate
+//! (without its `libfuzzer` feature) and replays `fuzz/regressions/<target>/*` through these functions, so
 //! a crash the fuzzer found stays fixed under a plain `cargo test`.
 //!
 //! Every function returns `Err(message)` for input that is rightly rejected
@@ -60,18 +60,11 @@ pub fn baseline(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// `misaal_compiler::manifest`, compiled in from its source: the compiler
-/// crate links the verifier and Z3, which the fuzz targets must not. The
-/// module needs only `misaal_frontends`.
-#[allow(dead_code)]
-#[path = "../../compiler/src/manifest.rs"]
-mod manifest_parser;
-
-/// `benchmarks/manifest.json` (`misaal_compiler::manifest::parse_manifest`),
+/// `benchmarks/manifest.json` (`misaal_frontends::manifest::parse_manifest`),
 /// then every buffer's element count as the bench harness computes it.
 pub fn manifest(data: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
-    let m = manifest_parser::parse_manifest("manifest.json", text).map_err(|e| e.to_string())?;
+    let m = misaal_frontends::manifest::parse_manifest("manifest.json", text).map_err(|e| e.to_string())?;
     for k in &m.kernels {
         for a in &k.args {
             let bytes = a.elements().checked_mul((a.ty.bits as usize).div_ceil(8)).ok_or("buffer size overflows")?;

@@ -7,6 +7,9 @@
 use polars::prelude::*;
 use std::path::Path;
 
+mod bench_emulated;
+pub use bench_emulated::*;
+
 /// One row of `reports/<target>_semantics.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SemanticsRow {
@@ -54,13 +57,18 @@ impl std::error::Error for ReportError {}
 /// Writes `df` as CSV to `path` via a temporary file and a rename, so a
 /// reader never sees a half-written report.
 pub fn write_csv_atomic(df: &mut DataFrame, path: &Path) -> Result<(), ReportError> {
+    write_csv_atomic_quoting(df, path, QuoteStyle::default())
+}
+
+/// [`write_csv_atomic`], quoting fields as `quote` says.
+fn write_csv_atomic_quoting(df: &mut DataFrame, path: &Path, quote: QuoteStyle) -> Result<(), ReportError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(ReportError::Io)?;
     }
     let tmp = path.with_extension(format!("csv.tmp{}", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp).map_err(ReportError::Io)?;
-        CsvWriter::new(&mut file).include_header(true).finish(df).map_err(ReportError::Polars)?;
+        CsvWriter::new(&mut file).include_header(true).with_quote_style(quote).finish(df).map_err(ReportError::Polars)?;
         file.sync_all().map_err(ReportError::Io)?;
         std::fs::rename(&tmp, path).map_err(ReportError::Io)
     })();
@@ -129,6 +137,43 @@ pub const LANE_COLUMNS: [&str; 4] = ["instruction", "unique_lanes", "reduction_f
 
 fn string_column(name: &str, v: Vec<String>) -> Column {
     Column::new(name.into(), v)
+}
+
+/// A column of cells, each empty (a null) or text, quoted only where it
+/// holds a comma, a quote or a line break. An empty text is written as a
+/// null: polars writes an empty string as `""`.
+fn text_cells(name: &str, v: impl Iterator<Item = String>) -> Column {
+    Column::new(name.into(), v.map(|s| (!s.is_empty()).then_some(s)).collect::<Vec<Option<String>>>())
+}
+
+/// One row of `reports/coverage_x86.csv`: a verified x86 spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoverageRow {
+    pub instruction: String,
+    /// Its similarity class from `reports/x86_classes.csv`, else
+    /// `family:NAME` (its spec file).
+    pub class: String,
+    /// Some rule instantiation's right side names it.
+    pub reachable_by_rules: bool,
+    /// The benchmarked kernels emitted it.
+    pub emitted_in_suite: bool,
+}
+
+pub const COVERAGE_COLUMNS: [&str; 4] = ["instruction", "class", "reachable_by_rules", "emitted_in_suite"];
+
+pub fn write_coverage_csv(rows: &[CoverageRow], path: &Path) -> Result<(), ReportError> {
+    let c = COVERAGE_COLUMNS;
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            text_cells(c[0], rows.iter().map(|r| r.instruction.clone())),
+            text_cells(c[1], rows.iter().map(|r| r.class.clone())),
+            text_cells(c[2], rows.iter().map(|r| r.reachable_by_rules.to_string())),
+            text_cells(c[3], rows.iter().map(|r| r.emitted_in_suite.to_string())),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic(&mut df, path)
 }
 
 pub fn write_classes_csv(rows: &[ClassRow], path: &Path) -> Result<(), ReportError> {
@@ -559,5 +604,92 @@ mod chart_tests {
         write_speedup_chart(&rows, &path, &font).expect("chart");
         let png = std::fs::read(&path).expect("written");
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+    }
+}
+
+/// One row of a cost table, `isa/costs/<target>-<machine>.csv`, written by
+/// `misaal isa measure` (one row per intrinsic).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostRow {
+    pub intrinsic: String,
+    /// The instruction's mnemonic.
+    pub instruction: String,
+    /// Cycles; written with three decimals.
+    pub latency: f64,
+    /// Cycles per instruction at full throughput; three decimals.
+    pub rthroughput: f64,
+    /// Micro-ops, estimated from the throughput; written as Rust prints an
+    /// `f64` (`2`, `1.5`).
+    pub uops_estimate: f64,
+    /// The CPU model, as `/proc/cpuinfo` names it.
+    pub cpu: String,
+    /// How the row was measured.
+    pub method: String,
+}
+
+pub const COST_COLUMNS: [&str; 7] = ["intrinsic", "instruction", "latency", "rthroughput", "uops_estimate", "cpu", "method"];
+
+/// Writes a cost table. Its readers (`misaal isa measure`, the compiler's
+/// cost tables, `tests/costs.rs`) split lines on commas, so no field is
+/// quoted: a comma or line break in a text field other than the intrinsic
+/// is written as a space.
+pub fn write_costs_csv(rows: &[CostRow], path: &Path) -> Result<(), ReportError> {
+    let clean = |s: &str| s.replace([',', '\n', '\r'], " ");
+    let mut df = DataFrame::new(
+        rows.len(),
+        vec![
+            string_column(COST_COLUMNS[0], rows.iter().map(|r| r.intrinsic.clone()).collect()),
+            string_column(COST_COLUMNS[1], rows.iter().map(|r| clean(&r.instruction)).collect()),
+            string_column(COST_COLUMNS[2], rows.iter().map(|r| format!("{:.3}", r.latency)).collect()),
+            string_column(COST_COLUMNS[3], rows.iter().map(|r| format!("{:.3}", r.rthroughput)).collect()),
+            string_column(COST_COLUMNS[4], rows.iter().map(|r| r.uops_estimate.to_string()).collect()),
+            string_column(COST_COLUMNS[5], rows.iter().map(|r| clean(&r.cpu)).collect()),
+            string_column(COST_COLUMNS[6], rows.iter().map(|r| clean(&r.method)).collect()),
+        ],
+    )
+    .map_err(ReportError::Polars)?;
+    write_csv_atomic_quoting(&mut df, path, QuoteStyle::Never)
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn cost_table_is_unquoted_with_three_decimals() {
+        let dir = std::env::temp_dir().join(format!("misaal-reports-costs-{}", std::process::id()));
+        let path = dir.join("x86-cpu.csv");
+        let row = |intrinsic: &str, instruction: &str, uops: f64| CostRow {
+            intrinsic: intrinsic.into(),
+            instruction: instruction.into(),
+            latency: 1.0,
+            rthroughput: 0.25,
+            uops_estimate: uops,
+            cpu: "AMD EPYC, 2 sockets".into(),
+            method: "time / \"vpaddd\"; long loop".into(),
+        };
+        write_costs_csv(&[row("_mm_add_epi8", "vpaddb", 1.0), row("_mm_x", "", 1.5)], &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "intrinsic,instruction,latency,rthroughput,uops_estimate,cpu,method\n\
+             _mm_add_epi8,vpaddb,1.000,0.250,1,AMD EPYC  2 sockets,time / \"vpaddd\"; long loop\n\
+             _mm_x,,1.000,0.250,1.5,AMD EPYC  2 sockets,time / \"vpaddd\"; long loop\n"
+        );
+        write_costs_csv(&[], &path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n", COST_COLUMNS.join(",")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn coverage_csv_is_as_documented() {
+        let path = std::env::temp_dir().join(format!("misaal-reports-coverage-{}.csv", std::process::id()));
+        let row = |i: &str, class: &str, r, e| CoverageRow { instruction: i.into(), class: class.into(), reachable_by_rules: r, emitted_in_suite: e };
+        write_coverage_csv(&[row("_mm_add_epi8", "family:add", true, false), row("_mm_sub_epi8", "c12", false, true)], &path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "instruction,class,reachable_by_rules,emitted_in_suite\n_mm_add_epi8,family:add,true,false\n_mm_sub_epi8,c12,false,true\n"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 }

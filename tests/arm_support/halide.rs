@@ -8,7 +8,7 @@
 //! rewrites each kernel's Stmt; that Stmt must equal the committed one, so
 //! the interpreter runs exactly what Halide compiled.
 
-use misaal_compiler::manifest::{ArgSpec, load_manifest};
+use misaal_frontends::manifest::{ArgSpec, load_manifest};
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::stmt::ast::{ArgKind, Linkage};
 use misaal_frontends::stmt::types::{Type, TypeCode};
@@ -169,7 +169,7 @@ pub fn check(kernels: &[&str]) -> Result<String, String> {
 
 fn check_one(
     name: &str,
-    manifest: &misaal_compiler::manifest::Manifest,
+    manifest: &misaal_frontends::manifest::Manifest,
     ops: &misaal_isa::SpecLibrary,
     suite: &Path,
     build: &Path,

@@ -61,7 +61,6 @@ mod scalar;
 mod stmt;
 mod tile;
 mod vector;
-#[path = "../isel/emit.rs"]
 pub mod isel_emit;
 pub mod ops;
 

@@ -11,9 +11,9 @@
 //!   roots, counting the subterms left to the naive lowering; each chosen
 //!   instruction keeps the proved rule instances that produced it.
 //!
-//! The stages end at a chosen instruction DAG per expression. `emit.rs`
-//! lowers it to C intrinsics; it is declared by the C backend
-//! (`c/mod.rs`), whose per-lane lowering it reuses for leaves and fallbacks,
+//! The stages end at a chosen instruction DAG per expression.
+//! [`crate::c::isel_emit`] lowers it to C intrinsics; it is a child of the
+//! C backend, whose per-lane lowering it reuses for leaves and fallbacks,
 //! and runs with `misaal compile --isel`. Nothing in this module
 //! fails because a rule is missing: an expression no rule covers is
 //! extracted as naive Halide ops and counted.

@@ -20,7 +20,7 @@
 //! literals), so they must be C identifiers; sizes end up as allocations,
 //! so a buffer holds at most [`MAX_ELEMENTS`] elements.
 
-use misaal_frontends::stmt::types::Type;
+use crate::stmt::types::Type;
 use std::collections::HashSet;
 use std::fmt;
 

@@ -1,9 +1,9 @@
 //! Stage 4, emission: a [`Selection`] lowered to native vector C.
 //!
-//! Compiled as a child of the C backend (`c::isel_emit`, declared there with
-//! `#[path]`), so that it drives the backend's own [`Emitter`] and reuses its
-//! naive lowering for everything it does not lower itself. Opt-in: only
-//! [`crate::c::emit_with`] with `isel` set runs it; `c::emit` never does.
+//! A child of the C backend (`c::isel_emit`), so that it drives the
+//! backend's own [`Emitter`] and reuses its naive lowering for everything it
+//! does not lower itself. Opt-in: only [`crate::c::emit_with`] with `isel`
+//! set runs it; `c::emit` never does.
 //!
 //! For every vector `let` and store the encoder made a root of (met in the
 //! same Stmt order), the root's extracted DAG is lowered children first:
@@ -29,7 +29,7 @@
 //!
 //! On an AVX-512 target registers are up to 512 bits (`__m512i`), and a
 //! spec's mask operands and results are k registers (`__mmask*`, see
-//! `emit_mask.rs`); on AVX2 up to 256, and a mask operand is refused.
+//! `isel_emit/mask.rs`); on AVX2 up to 256, and a mask operand is refused.
 //!
 //! A root this cannot lower (a mask operand without AVX-512, a register
 //! wider than the target's) is lowered wholly naively and counted with the
@@ -45,7 +45,6 @@ use misaal_frontends::stmt::types::{Type, TypeCode};
 use misaal_isa::ast::Ty;
 use std::collections::{BTreeMap, HashMap};
 
-#[path = "emit_mask.rs"]
 mod mask;
 
 /// What emission with instruction selection did, summed over a module.

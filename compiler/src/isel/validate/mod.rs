@@ -40,7 +40,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[path = "validate_cuts.rs"]
 mod cuts;
 
 /// How hard to try.

@@ -1,5 +1,5 @@
 //! The C dialect of a target's intrinsics: everything emission
-//! (`isel/emit.rs`) writes that depends on the ISA, behind one trait, so
+//! (`c/isel_emit/`) writes that depends on the ISA, behind one trait, so
 //! the emitter lowers a selected DAG the same way for x86, ARM and HVX.
 //!
 //! A register value is held in C in one canonical type per width (x86
@@ -9,16 +9,14 @@
 //! from the C types the intrinsic declares (on NEON `vreinterpret*`, which
 //! emit no instruction).
 //!
-//! To add a dialect: implement [`Dialect`] in its own file (see
-//! `dialect_arm.rs`), declare it below and return it from [`for_isa`].
+//! To add a dialect: implement [`Dialect`] in its own file in this folder
+//! (see `arm.rs`), declare it below and return it from [`for_isa`].
 //! x86's implementation is here, byte for byte the text emission wrote
 //! before there were dialects.
 
 use misaal_isa::ast::Ty;
 
-#[path = "dialect_arm.rs"]
 pub mod arm;
-#[path = "dialect_hvx.rs"]
 pub mod hvx;
 
 /// An operand of an intrinsic call, already lowered.
