@@ -93,8 +93,19 @@ fn no_asserts_stmt_needs_and_takes_buffer_type() {
     assert_eq!(code, Some(0), "{err}");
     let exe = dir.join("conv");
     std::fs::write(dir.join("harness.c"), HARNESS).unwrap();
+    // The C is for the Stmt's avx512_zen4: on a CPU without AVX-512 it is
+    // built against SIMDe, as `misaal bench` does there.
+    let simde = match misaal_testkit::avx512_cc_flags() {
+        Ok(f) => f,
+        Err(why) => {
+            misaal_testkit::skip_part(&format!("running the C: {why}"));
+            return;
+        }
+    };
     let cc = Command::new("cc")
-        .args(["-O2", "-march=native", "-o"])
+        .args(["-O2", "-march=native"])
+        .args(&simde)
+        .arg("-o")
         .arg(&exe)
         .arg(dir.join("harness.c"))
         .arg(&c)

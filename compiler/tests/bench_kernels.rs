@@ -101,7 +101,14 @@ fn check(name: &str, manifest: &Manifest, reference: &Reference) -> Result<Strin
             vals.push(ArgValue::Buffer(b));
         }
         if dir.is_none() {
-            dir = Some(build_with(&format!("bench_{name}"), &m, &args, true).map_err(|e| format!("{name}: {e}"))?);
+            match build_with(&format!("bench_{name}"), &m, &args, true) {
+                Ok(d) => dir = Some(d),
+                Err(RunError::Missing(why)) => {
+                    misaal_testkit::skip_part(&format!("{name}: {why}"));
+                    return Ok(format!("{name}: skipped ({why})"));
+                }
+                Err(e) => return Err(format!("{name}: {e}")),
+            }
         }
         let d = dir.as_ref().unwrap();
         let ours = exec(d, &args).map_err(|e| format!("{name} ({what} inputs): ours: {e}"))?;

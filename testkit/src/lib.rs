@@ -60,3 +60,36 @@ mod tests {
         assert_eq!((lines[1][0], lines[1][2]), ("part", "llvm-mca-19 missing"));
     }
 }
+
+/// The AVX-512 subsets that misaal's C for the suite's target
+/// (`avx512_zen4`) uses, as /proc/cpuinfo names them.
+const AVX512: &[&str] = &["avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512vbmi"];
+
+/// Extra `cc` flags that let a test build misaal's C for an AVX-512 target
+/// (beside its `-march=native`) on this CPU. None where the CPU has the
+/// AVX-512 subsets the C uses; elsewhere the C is built against SIMDe's
+/// portable intrinsics with the bench's gaps header, as `misaal bench`
+/// does on such a CPU: it checks compiled code, never a spec. Err names
+/// what is missing (SIMDe), for a skip.
+pub fn avx512_cc_flags() -> Result<Vec<String>, String> {
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let has = |f: &str| flags.lines().filter(|l| l.starts_with("flags")).any(|l| l.split_whitespace().any(|w| w == f));
+    let lacking: Vec<&str> = AVX512.iter().copied().filter(|f| !has(f)).collect();
+    if lacking.is_empty() {
+        return Ok(Vec::new());
+    }
+    let gaps = concat!(env!("CARGO_MANIFEST_DIR"), "/../bench/c/simde_gaps.h");
+    let probe = std::env::temp_dir().join(format!("misaal-simde-probe-{}.c", std::process::id()));
+    let _ = std::fs::write(&probe, "#include <simde/x86/avx512.h>\nint main(void) { return 0; }\n");
+    let ok = std::process::Command::new("cc").args(["-fsyntax-only", "-mavx2"]).arg(&probe).output().is_ok_and(|o| o.status.success());
+    let _ = std::fs::remove_file(&probe);
+    if !ok {
+        return Err(format!("this CPU lacks {} and <simde/x86/avx512.h> does not compile (apt install libsimde-dev)", lacking.join(", ")));
+    }
+    Ok(["-DMISAAL_SIMDE", "-DSIMDE_ENABLE_NATIVE_ALIASES", "-Wno-psabi", "-include", "simde/x86/avx512.h", "-include", gaps].iter().map(|s| s.to_string()).collect())
+}
+
+/// `cc` flags that enable every AVX-512 subset of the suite's target
+/// (`avx512_zen4`): for a test that only compiles misaal's C (`-c`, never
+/// run) on a CPU without them, the check that the C builds for its target.
+pub const AVX512_COMPILE_FLAGS: &[&str] = &["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd", "-mavx512vnni", "-mavx512vbmi", "-mavx512vbmi2", "-mavx512bitalg", "-mavx512vpopcntdq", "-mavx512ifma", "-mavx512bf16", "-mgfni"];

@@ -72,8 +72,31 @@ pub const STRICT: &[&str] = &[
     "-Werror=uninitialized",
 ];
 
-/// Runs `cc` with `args`, returning its stderr on failure.
+/// How [`cc`]'s error starts when the C cannot be built here at all (the
+/// test skips, naming why).
+pub const CANNOT: &str = "cannot build here: ";
+
+/// Runs `cc` with `args`, returning its stderr on failure. C for an
+/// AVX-512 target that GCC refuses on this CPU ("target specific option
+/// mismatch") is built again: a compile only (`-c`) with the target's
+/// AVX-512 flags, a program to run against SIMDe, as `misaal bench` does
+/// on such a CPU ([`misaal_testkit::avx512_cc_flags`]).
 pub fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
+    match cc_with(dir, args, &[]) {
+        Err(e) if e.contains("target specific option mismatch") && args.contains(&"-c") => {
+            let flags: Vec<String> = misaal_testkit::AVX512_COMPILE_FLAGS.iter().map(|s| s.to_string()).collect();
+            cc_with(dir, args, &flags)
+        }
+        Err(e) if e.contains("target specific option mismatch") => match misaal_testkit::avx512_cc_flags() {
+            Ok(extra) if !extra.is_empty() => cc_with(dir, args, &extra).map_err(|e| format!("against SIMDe (this CPU lacks AVX-512): {e}")),
+            Ok(_) => Err(e),
+            Err(why) => Err(format!("{CANNOT}{why}")),
+        },
+        r => r,
+    }
+}
+
+fn cc_with(dir: &Path, args: &[&str], extra: &[String]) -> Result<(), String> {
     check_cc();
     let inc = halide_include();
     let out = Command::new("cc")
@@ -81,6 +104,7 @@ pub fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
         .arg(format!("-I{}", inc.display()))
         .arg("-I.")
         .args(STRICT)
+        .args(extra)
         .args(args)
         .output()
         .map_err(|e| format!("cannot run cc: {e}"))?;
@@ -196,7 +220,10 @@ pub fn build_with(name: &str, module: &Module, args: &[Arg], selected: bool) -> 
         write_program(&dir, module, symbol).map_err(RunError::Emit)?;
     }
     std::fs::write(dir.join("harness.c"), harness(symbol, args)).unwrap();
-    cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(RunError::Compile)?;
+    cc(&dir, &["-O2", "-march=native", "prog.c", "harness.c", "-o", "prog", "-lm"]).map_err(|e| match e.strip_prefix(CANNOT) {
+        Some(why) => RunError::Missing(why.to_string()),
+        None => RunError::Compile(e),
+    })?;
     Ok(dir)
 }
 
@@ -235,6 +262,8 @@ pub fn exec(dir: &Path, args: &[Arg]) -> Result<Vec<Vec<u8>>, RunError> {
 pub enum RunError {
     Emit(String),
     Compile(String),
+    /// A tool or CPU feature the run needs is missing (the test skips).
+    Missing(String),
     Run(String),
     Returned(i32),
 }
@@ -244,6 +273,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Emit(e) => write!(f, "emit: {e}"),
             RunError::Compile(e) => write!(f, "cc: {e}"),
+            RunError::Missing(e) => write!(f, "cannot run here: {e}"),
             RunError::Run(e) => write!(f, "run: {e}"),
             RunError::Returned(c) => write!(f, "returned {c}"),
         }
