@@ -111,6 +111,16 @@ static inline simde__m512i misaal_mm512_srav_epi32(simde__m512i a, simde__m512i 
 #define _mm512_srav_epi32(a, count) misaal_mm512_srav_epi32(a, count)
 #endif
 
+/* Signed 16-bit compare into a mask register. */
+#ifndef _mm512_cmpgt_epi16_mask
+static inline simde__mmask32 misaal_mm512_cmpgt_epi16_mask(simde__m512i a, simde__m512i b) {
+    simde__m256i lo = simde_mm256_cmpgt_epi16(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(b));
+    simde__m256i hi = simde_mm256_cmpgt_epi16(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(b, 1));
+    return simde_mm512_movepi16_mask(misaal_join256(lo, hi));
+}
+#define _mm512_cmpgt_epi16_mask(a, b) misaal_mm512_cmpgt_epi16_mask(a, b)
+#endif
+
 #ifndef _mm256_srai_epi64
 #define _mm256_srai_epi64(a, imm) misaal_srai64_256(a, imm)
 #endif
