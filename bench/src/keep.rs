@@ -184,7 +184,7 @@ fn shell_word(a: &str) -> String {
 }
 
 /// (year, month, day, hour, minute, second) in UTC of `secs` since 1970.
-fn civil(secs: u64) -> (i64, u32, u32, u64, u64, u64) {
+pub fn civil(secs: u64) -> (i64, u32, u32, u64, u64, u64) {
     let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
     // H. Hinnant's civil-from-days.
     let z = days + 719_468;
