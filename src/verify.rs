@@ -95,7 +95,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     let spec_dir = isa.spec_dir();
     let specs = SpecLibrary::load_dir(&spec_dir).map_err(|d| d.to_string())?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let libs = Libraries { x86: &specs, halide: &halide };
+    let libs = Libraries { target: &specs, halide: &halide };
     let cfg = AuditConfig { timeout_ms: args.timeout, rlimit: args.rlimit, quickcheck_cases: args.cases, vector_widths: isa.vector_widths.to_vec(), ..Default::default() };
     let status = match &args.evidence {
         Some(dir) => StatusTable::derive_dir(dir, &spec_dir),

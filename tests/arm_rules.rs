@@ -51,12 +51,12 @@ fn the_heads_give_the_target_and_its_vector_widths() {
 #[test]
 fn names_resolve_against_the_files_target_only() {
     let text = "(rewrite (add (i 8 16) ?a ?b) (arm _mm_add_epi8 ?a ?b) :name \"x86-name\")";
-    let libs = Libraries { x86: specs(&ARM), halide: halide() };
+    let libs = Libraries { target: specs(&ARM), halide: halide() };
     let err = load_rules("a.egg", text, &libs, &cfg(&ARM)).unwrap_err().to_string();
     assert!(err.contains("no arm spec `_mm_add_epi8`"), "{err}");
     // The x86 library given for an ARM file is the caller's mistake, said once.
     let good = "(rewrite (add (i 8 16) ?a ?b) (arm vaddq_s8 ?a ?b) :name \"add\")";
-    let libs = Libraries { x86: specs(&X86), halide: halide() };
+    let libs = Libraries { target: specs(&X86), halide: halide() };
     let err = load_rules("a.egg", good, &libs, &cfg(&ARM)).unwrap_err().to_string();
     assert!(err.contains("the rules are for arm, but the instruction library given holds x86 specs"), "{err}");
 }
@@ -64,7 +64,7 @@ fn names_resolve_against_the_files_target_only() {
 #[test]
 fn an_unverified_arm_spec_is_a_load_error() {
     let text = "(rewrite (add (i 8 16) ?a ?b) (arm vaddq_s8 ?a ?b) :name \"add\")";
-    let libs = Libraries { x86: specs(&ARM), halide: halide() };
+    let libs = Libraries { target: specs(&ARM), halide: halide() };
     let mut status = StatusTable::for_spec_dir(&ARM.spec_dir()).unwrap();
     assert!(load_rules_verified("a.egg", text, &libs, &cfg(&ARM), &status).is_ok());
     status.rows.get_mut("vaddq_s8").unwrap().status = misaal_isa::SpecStatus::Failed;
@@ -76,7 +76,7 @@ fn an_unverified_arm_spec_is_a_load_error() {
 fn an_immediate_outside_its_range_is_inapplicable_never_proved() {
     // vshr_n_s8 takes 1 to 8: c = 0 and c = 9 are not instructions.
     let text = "(rewrite (shr (i 8 8) 0 ?a (broadcast (u 8 8) ?c)) (arm vshr_n_s8 ?a ?c) :when ((range ?c 0 9)) :name \"sshr\")";
-    let libs = Libraries { x86: specs(&ARM), halide: halide() };
+    let libs = Libraries { target: specs(&ARM), halide: halide() };
     let c = cfg(&ARM);
     let rules = load_rules("a.egg", text, &libs, &c).unwrap();
     let cache = Mutex::new(VerdictCache::default());

@@ -400,7 +400,7 @@ impl Widths {
 /// with its assignment.
 fn instances(rule: &Rule) -> Vec<((String, String), Assignment)> {
     let w = world();
-    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let libs = Libraries { target: &w.x86, halide: &w.halide };
     let numeric = rule.numeric_vars();
     let envs = instantiations(rule, &X86_VECTOR_WIDTHS).unwrap_or_default();
     envs.iter()

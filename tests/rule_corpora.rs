@@ -82,7 +82,7 @@ fn load(path: &Path) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
     let file = path.display().to_string();
     let isa = misaal_rulesets::file_target(&file, &text)?;
     let l = libs_for(isa);
-    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    let libs = Libraries { target: &l.specs, halide: &l.halide };
     if isa.name == "x86" { load_rules(&file, &text, &libs, &cfg_for(isa)) } else { load_rules_verified(&file, &text, &libs, &cfg_for(isa), &l.status) }
 }
 
@@ -90,7 +90,7 @@ fn load(path: &Path) -> Result<Vec<Rule>, misaal_isa::Diagnostics> {
 /// left out.
 fn verified_jobs(rules: &[Rule]) -> Result<(Vec<Job<'_>>, Vec<String>), Failed> {
     let l = libs_of(rules);
-    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    let libs = Libraries { target: &l.specs, halide: &l.halide };
     let all = plan(rules, &cfg_for(l.isa)).map_err(|(_, e)| e)?;
     let n = all.len();
     let mut left_out = Vec::new();
@@ -139,7 +139,7 @@ fn sampled<'a>(name: &str, jobs: Vec<Job<'a>>) -> Vec<Job<'a>> {
 /// specs are verified (a sample of them with `sample`, see [`sampled`]).
 fn audit(rules: &[Rule], sample: bool) -> Result<Vec<(String, String, Verdict, String)>, Failed> {
     let l = libs_of(rules);
-    let libs = Libraries { x86: &l.specs, halide: &l.halide };
+    let libs = Libraries { target: &l.specs, halide: &l.halide };
     let cfg = cfg_for(l.isa);
     let (jobs, _) = verified_jobs(rules)?;
     let jobs = if sample { sampled(&rules[0].name, jobs) } else { jobs };

@@ -60,7 +60,7 @@ fn the_shipped_verdicts_prove_every_instance() {
         let dir = isa.spec_dir();
         let specs = misaal_isa::SpecLibrary::load_dir(&dir).unwrap();
         let status = misaal_isa::StatusTable::for_spec_dir(&dir).unwrap();
-        let libs = Libraries { x86: &specs, halide: &halide };
+        let libs = Libraries { target: &specs, halide: &halide };
         let cfg = AuditConfig { vector_widths: isa.vector_widths.to_vec(), ..AuditConfig::default() };
         // The hand-written and the synthesized file: both are loaded by default.
         let path = isa.default_rulesets().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");

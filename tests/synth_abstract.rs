@@ -62,7 +62,7 @@ fn concrete_rules_fold_and_only_proved_instances_are_written() {
     assert_eq!(out.rules, 1);
     assert!(out.instances >= 16, "{}", out.instances);
     // `run` audits its own text before returning; audit it again here.
-    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let libs = Libraries { target: &w.x86, halide: &w.halide };
     let cfg = AuditConfig { quickcheck_cases: 100, ..Default::default() };
     let rules = load_rules("out.egg", &out.text, &libs, &cfg).unwrap();
     let jobs = plan(&rules, &cfg).unwrap();
@@ -126,7 +126,7 @@ fn the_committed_ruleset_has_a_header_and_provenance_for_every_rule() {
 #[test]
 fn the_committed_ruleset_proves() {
     let w = world();
-    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let libs = Libraries { target: &w.x86, halide: &w.halide };
     // The budget synthesis proved them with: Z3's own work units, so the
     // verdict does not depend on the machine's load (a 10 s wall-clock
     // budget timed out on `vector_reduce_min` at 512 bits in a loaded CI).

@@ -55,7 +55,7 @@ fn with_inputs<R>(f: impl FnOnce(&Inputs) -> R) -> R {
     let class_of = |n: &str| w.classes.class_of(n).map(|(c, _)| c.name.clone());
     let audit = AuditConfig::default();
     let cache = Mutex::new(VerdictCache::default());
-    let inp = Inputs { x86: &w.x86, halide: &w.halide, class_of: &class_of, relevant: &w.relevant, audit: &audit, cache: &cache };
+    let inp = Inputs { target: &w.x86, halide: &w.halide, class_of: &class_of, relevant: &w.relevant, audit: &audit, cache: &cache };
     f(&inp)
 }
 
@@ -73,7 +73,7 @@ fn rhs_of<'a>(r: &'a UnitResult, lhs: &str) -> Option<&'a str> {
 /// does; returns the first rule that is not proved.
 fn reverify(text: &str) -> Result<usize, String> {
     let w = world();
-    let libs = Libraries { x86: &w.x86, halide: &w.halide };
+    let libs = Libraries { target: &w.x86, halide: &w.halide };
     let cfg = AuditConfig::default();
     let cache = Mutex::new(VerdictCache::default());
     let rules = load_rules("enumerated.egg", text, &libs, &cfg).map_err(|d| d.to_string())?;

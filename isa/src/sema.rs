@@ -17,7 +17,6 @@ use crate::diag::{Diagnostic, Span};
 use std::collections::{BTreeMap, HashMap};
 
 // Vector pairs: `x.lo` / `x.hi` reads and `dst.lo[..]` writes.
-#[path = "sema_halves.rs"]
 mod halves;
 use halves::pair_halves;
 

@@ -73,9 +73,8 @@ impl Default for AuditConfig {
 
 /// The instruction libraries a rule may name.
 pub struct Libraries<'a> {
-    /// The rule file's target's specs: x86, ARM or HVX (the field keeps its
-    /// first name so that callers written for x86 need not change).
-    pub x86: &'a SpecLibrary,
+    /// The rule file's target's specs: x86, ARM or HVX.
+    pub target: &'a SpecLibrary,
     pub halide: &'a SpecLibrary,
 }
 
@@ -92,7 +91,7 @@ pub fn immediate_error(libs: &Libraries, t: &Term, env: &Assignment, numeric: &[
     let (Term::Instr(name, args, _) | Term::Op(name, args, _)) = t else { return None };
     if let Term::Instr(..) = t
         && let Ok(n) = expand_name(name, env)
-        && let Some(i) = libs.x86.instr(&n)
+        && let Some(i) = libs.target.instr(&n)
     {
         for (a, p) in args.iter().zip(&i.params) {
             let (Ty::Imm(_), Some((lo, hi))) = (p.ty, p.range) else { continue };
@@ -124,7 +123,7 @@ impl Builder<'_> {
     fn resolve(&self, name: &str, args: &[Term], x86: bool) -> Result<(std::sync::Arc<Semantics>, Vec<Ty>, usize), String> {
         if x86 {
             let n = expand_name(name, self.env)?;
-            let (i, s) = self.libs.x86.get(&n).ok_or_else(|| format!("no {} spec `{n}`", self.target))?;
+            let (i, s) = self.libs.target.get(&n).ok_or_else(|| format!("no {} spec `{n}`", self.target))?;
             return Ok((s.clone(), i.params.iter().map(|p| p.ty).collect(), 0));
         }
         let g = self.libs.halide.generic(name).ok_or_else(|| format!("no Halide op `{name}`"))?;
@@ -365,19 +364,19 @@ fn load_with(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, status
     let Some(first) = rules.first() else { return Ok((rules, Vec::new())) };
     let target = first.target.name;
     // A library of another target's specs is the caller's mistake, said once.
-    if let Some(i) = libs.x86.instrs().first()
+    if let Some(i) = libs.target.instrs().first()
         && i.target != target
     {
         return Err(Diagnostics(vec![Diagnostic::new(&first.file, first.span, format!("the rules are for {target}, but the instruction library given holds {} specs", i.target))]));
     }
     let x86 = |n: &str| -> Result<(), String> {
-        match libs.x86.instr(n) {
+        match libs.target.instr(n) {
             Some(i) if i.target != target => Err(format!("`{n}` is a {} spec; this file's rules are for {target}", i.target)),
-            Some(_) => match status.map(|s| s.verified_in(libs.x86, n)) {
+            Some(_) => match status.map(|s| s.verified_in(libs.target, n)) {
                 Some(Err(why)) => Err(format!("{why}: not a verified {target} spec")),
                 _ => Ok(()),
             },
-            None => Err(match misaal_rulesets::closest(n, libs.x86.instrs().iter().map(|i| i.name.as_str())) {
+            None => Err(match misaal_rulesets::closest(n, libs.target.instrs().iter().map(|i| i.name.as_str())) {
                 Some(c) => format!("no {target} spec `{n}`; did you mean `{c}`?"),
                 None => format!("no {target} spec `{n}`"),
             }),
@@ -434,7 +433,7 @@ pub fn unverified_specs(libs: &Libraries, rule: &Rule, env: &Assignment, status:
     walk(&rule.rhs, &mut names, env);
     names
         .into_iter()
-        .filter_map(|n| status.verified_in(libs.x86, &n).err().map(|why| (n, why)))
+        .filter_map(|n| status.verified_in(libs.target, &n).err().map(|why| (n, why)))
         .collect()
 }
 

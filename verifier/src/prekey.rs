@@ -73,11 +73,11 @@ pub fn pre_key(libs: &Libraries, rule: &Rule, env: &Assignment) -> Option<String
     named_specs(&rule.lhs, env, &mut specs).ok()?;
     named_specs(&rule.rhs, env, &mut specs).ok()?;
     for (instr, name) in &specs {
-        let (kind, lib) = if *instr { ("instr", libs.x86) } else { ("op", libs.halide) };
+        let (kind, lib) = if *instr { ("instr", libs.target) } else { ("op", libs.halide) };
         let source = lib.spec_source(name)?;
         write!(text, "\n{kind} {name:?} {}\n{source}", source.len()).expect("to a string");
     }
-    write!(text, "\ndefs {} {}", libs.x86.defs_digest(), libs.halide.defs_digest()).expect("to a string");
+    write!(text, "\ndefs {} {}", libs.target.defs_digest(), libs.halide.defs_digest()).expect("to a string");
     Some(format!("i{}", misaal_isa::status::text_digest(&text)))
 }
 

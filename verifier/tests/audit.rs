@@ -20,7 +20,7 @@ ENDFOR
 fn run(src: &str) -> Vec<(String, String, Verdict, String, bool)> {
     let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap();
     let halide = SpecLibrary::from_sources(&[("halide.sema".into(), HALIDE.into())]).unwrap();
-    let libs = Libraries { x86: &x86, halide: &halide };
+    let libs = Libraries { target: &x86, halide: &halide };
     let rules = parse_rules("t.egg", src).unwrap();
     let cfg = AuditConfig { quickcheck_cases: 200, ..Default::default() };
     let jobs = plan(&rules, &cfg).unwrap();
@@ -86,7 +86,7 @@ fn each_instance_draws_its_own_quickcheck_stream() {
     use misaal_verifier::audit::{build_sides, quickcheck_seed};
     let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap();
     let halide = SpecLibrary::from_sources(&[("halide.sema".into(), HALIDE.into())]).unwrap();
-    let libs = Libraries { x86: &x86, halide: &halide };
+    let libs = Libraries { target: &x86, halide: &halide };
     let rules = parse_rules("t.egg", r#"(rewrite (add (u ?bw ?n) ?a ?b) (x86 "_{mm}_add_epi{bw}" ?a ?b) :when ((= ?n (/ ?vsize ?bw))) :name "add")"#).unwrap();
     let cfg = AuditConfig::default();
     let seeds: Vec<u64> = misaal_rulesets::instantiations(&rules[0], &cfg.vector_widths)
@@ -108,7 +108,7 @@ fn instantiations_over_unverified_specs_are_named() {
     use misaal_verifier::audit::{load_rules, unverified_specs};
     let x86 = SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir("x86")).unwrap();
     let halide = SpecLibrary::from_sources(&[("halide.sema".into(), HALIDE.into())]).unwrap();
-    let libs = Libraries { x86: &x86, halide: &halide };
+    let libs = Libraries { target: &x86, halide: &halide };
     let cfg = AuditConfig::default();
     let rules = load_rules("t.egg", "(rewrite (add (u 8 16) ?a ?b)\n  (x86 _mm_add_epi8 ?a ?b) :name \"add\")", &libs, &cfg).unwrap();
     let sem = x86.get("_mm_add_epi8").unwrap().1;

@@ -49,7 +49,7 @@ fn rule(text: &str) -> Rule {
 
 /// The pre-key of each instantiation (128 and 256 bits).
 fn keys(x86: &SpecLibrary, halide: &SpecLibrary, r: &Rule) -> Vec<String> {
-    let libs = Libraries { x86, halide };
+    let libs = Libraries { target: x86, halide };
     let envs = instantiations(r, &[128, 256]).unwrap();
     assert_eq!(envs.len(), 2);
     envs.iter().map(|e| pre_key(&libs, r, e).expect("every spec has source text")).collect()
@@ -86,7 +86,7 @@ fn a_recorded_pre_key_settles_the_instance_and_a_stale_one_never_proves() {
     let _ = std::fs::remove_dir_all(&dir);
     let path = dir.join("verify.tsv");
     let cache = Mutex::new(VerdictCache::load(&path));
-    let libs = Libraries { x86: &good, halide: &h };
+    let libs = Libraries { target: &good, halide: &h };
     assert!(proved_by_pre_key(&libs, &r, &env, &cache).is_none(), "nothing recorded yet");
     assert_eq!(run_job(&libs, &job, &cfg, &cache).verdict, Verdict::Proved);
     let hit = proved_by_pre_key(&libs, &r, &env, &cache).expect("recorded beside the proof");
@@ -100,7 +100,7 @@ fn a_recorded_pre_key_settles_the_instance_and_a_stale_one_never_proves() {
     // A wrong spec (its function subtracts): its pre-key differs, so only
     // the sides answer.
     let wrong = x86("+", "-");
-    let bad = Libraries { x86: &wrong, halide: &h };
+    let bad = Libraries { target: &wrong, halide: &h };
     assert!(proved_by_pre_key(&bad, &r, &env, &reread).is_none());
     assert_eq!(run_job(&bad, &job, &cfg, &reread).verdict, Verdict::Refuted);
     // A pre-key row naming a proof key with no `proved` row answers nothing.

@@ -285,7 +285,7 @@ pub struct RuleBook {
 impl RuleBook {
     pub fn new(env: &RuleEnv, file: &str, text: &str) -> Result<RuleBook, String> {
         let started = std::time::Instant::now();
-        let libs = Libraries { x86: env.instrs, halide: env.halide };
+        let libs = Libraries { target: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         // Every rule's assignments are enumerated at load, so that a rule
         // that has none is an error of the file whatever the kernel (taken
@@ -371,7 +371,7 @@ impl RuleBook {
         if let Some(b) = self.built.lock().expect("rule book").get(head) {
             return b.clone();
         }
-        let libs = Libraries { x86: env.instrs, halide: env.halide };
+        let libs = Libraries { target: env.instrs, halide: env.halide };
         let index = self.heads_of(env, &head.0);
         let ops = self.by_op.get(&head.0);
         // Each instantiation is type-checked and its specs' status looked
@@ -417,7 +417,7 @@ impl RuleBook {
     /// [`matchable`]).
     pub fn load(&self, env: &RuleEnv, heads: &[Head], kernel: Option<&[Shape]>, verdicts: Verdicts, allow_unproved: bool, features: Option<&CpuFeatures>) -> Result<LoadedRules, String> {
         let started = std::time::Instant::now();
-        let libs = Libraries { x86: env.instrs, halide: env.halide };
+        let libs = Libraries { target: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         let mut out = LoadedRules::default();
         // The closure of the kernel's ops under the usable right sides.

@@ -77,7 +77,7 @@ pub fn run_for(
     header: &str,
     with_legalize: bool,
 ) -> Result<Outcome, String> {
-    let libs = Libraries { x86, halide };
+    let libs = Libraries { target: x86, halide };
     let templates = generalize_for(concrete, halide, target);
     let mut rules = Vec::new();
     for a in &templates {
@@ -184,7 +184,7 @@ fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
 /// The split rules of lane-local Halide ops (`crate::legalize`), each
 /// written with exactly its proved instances.
 fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, mut lowered: HashSet<Ground>, out: &mut Outcome) -> Result<String, String> {
-    let splits = crate::legalize::splits_for(halide, libs.x86);
+    let splits = crate::legalize::splits_for(halide, libs.target);
     let mut rules = Vec::new();
     for s in &splits {
         let text = s.text(&s.name, &s.free);

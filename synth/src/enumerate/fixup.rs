@@ -28,7 +28,7 @@ fn ty(signed: bool, bits: u32, lanes: u32) -> String {
 
 /// Whether every instruction the text names is verified here.
 fn all_known(inp: &Inputs, text: &str) -> bool {
-    text.split("(x86 ").skip(1).all(|rest| inp.x86.instr(rest.split([' ', ')']).next().unwrap_or("")).is_some())
+    text.split("(x86 ").skip(1).all(|rest| inp.target.instr(rest.split([' ', ')']).next().unwrap_or("")).is_some())
 }
 
 /// The 256-bit rules of one pack, each proved at its one instance.

@@ -177,9 +177,8 @@ impl Shard {
 
 /// What the enumeration reads.
 pub struct Inputs<'a> {
-    /// The target's verified specs (x86, ARM or HVX; the field keeps its
-    /// first name, as `Libraries::x86` does).
-    pub x86: &'a SpecLibrary,
+    /// The target's verified specs: x86, ARM or HVX.
+    pub target: &'a SpecLibrary,
     pub halide: &'a SpecLibrary,
     /// Class name of an instruction.
     pub class_of: &'a (dyn Fn(&str) -> Option<String> + Sync),
@@ -206,7 +205,7 @@ impl TargetPools {
         self.pools.entry((arity, var_bits)).or_insert_with(|| {
             let t = cfg.target;
             let cases = inputs::input_set_bits(arity, cfg.cases, cfg.seed ^ arity as u64, var_bits);
-            let mut instrs = terms::usable(inp.x86, inp.class_of, t);
+            let mut instrs = terms::usable(inp.target, inp.class_of, t);
             if let Some(only) = &cfg.x86_only {
                 instrs.retain(|i| only.contains(&i.name));
             }
@@ -313,7 +312,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
     // are one left side; it is proved once, for the first found.
     let mut lhs_seen = BTreeSet::new();
     let candidates: Vec<(u32, Vec<u32>)> = candidates.into_iter().filter(|(h, _)| lhs_seen.insert(lhs_text(&hp, *h))).collect();
-    let libs = Libraries { x86: inp.x86, halide: inp.halide };
+    let libs = Libraries { target: inp.target, halide: inp.halide };
     // The Halide terms at register width (HVX: 8 units), for the check at
     // full lanes and the rule's types.
     let wide = (scale != 1).then(|| scaled(&hp, scale));

@@ -100,7 +100,7 @@ pub(super) fn swizzles(args: &Options) -> Result<PhaseReport, String> {
     // the verifier proves it at every width it is instantiated at.
     let t = target(args)?;
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
-    let libs = misaal_verifier::audit::Libraries { x86: &lib, halide: &halide };
+    let libs = misaal_verifier::audit::Libraries { target: &lib, halide: &halide };
     let cfg = audit_config(t);
     let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(&args.verdict_cache));
     let operand_bits = |name: &str| lib.get(name).and_then(|(i, _)| i.params.iter().map(|p| p.ty.width()).filter(|w| *w >= 64).max());
@@ -238,7 +238,7 @@ pub(super) fn enumerate(args: &Options, merge: Option<usize>, limits: Limits) ->
     let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
     let audit = audit_config(cfg.target);
     let cache = std::sync::Mutex::new(misaal_verifier::audit::VerdictCache::load(&args.verdict_cache));
-    let inp = en::Inputs { x86: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
+    let inp = en::Inputs { target: &lib, halide: &halide, class_of: &class_of, relevant: &rel, audit: &audit, cache: &cache };
     let t_setup = t0.elapsed().as_secs_f64();
 
     let ck_path = checkpoint::path(&args.out_dir, &args.target, shard);
