@@ -4,7 +4,6 @@
 use clap::Args;
 use misaal_bench::compile::{PEAK_RSS_ENV, own_peak_rss_kb};
 use misaal_bench::write_atomic;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -225,11 +224,12 @@ fn write_usage(dir: &Path, r: &misaal_compiler::c::IselReport) -> Result<(), Str
             e.2 |= u.used_in_extraction;
         }
     }
-    let mut csv = String::from("rule,matches,search_apply_ms,used_in_extraction\n");
-    for (rule, (m, ms, used)) in by_rule {
-        let _ = writeln!(csv, "\"{rule}\",{m},{ms:.3},{used}");
-    }
-    write_atomic(&dir.join("rule_usage.csv"), &csv)?;
+    let rows: Vec<misaal_reports::RuleUsageRow> = by_rule
+        .into_iter()
+        .map(|(rule, (matches, search_apply_ms, used_in_extraction))| misaal_reports::RuleUsageRow { rule, kernel: String::new(), matches: matches as u64, search_apply_ms, used_in_extraction })
+        .collect();
+    let path = dir.join("rule_usage.csv");
+    misaal_reports::write_kernel_rule_usage_csv(&rows, &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
     let emitted: Vec<&str> = r.intrinsics.keys().map(String::as_str).collect();
     write_atomic(&dir.join("emitted.txt"), &(emitted.join("\n") + "\n"))
 }

@@ -1,8 +1,6 @@
 //! x86's rule-usage and coverage reports, gathered from what each
 //! kernel's compile wrote to `WORK/KERNEL/usage/`.
 
-use crate::write_atomic;
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// `reports/rule_usage_x86.csv` (`rule,kernel,matches,search_apply_ms,
@@ -13,35 +11,24 @@ use std::path::Path;
 /// is its similarity class from `reports/x86_classes.csv` when `misaal
 /// classes` has written it, else `family:NAME`, the spec file).
 pub fn write_usage_reports(work: &Path, reports: &Path, kernels: &[&str]) -> Result<String, String> {
-    let mut usage = String::from("rule,kernel,matches,search_apply_ms,used_in_extraction\n");
+    let mut usage: Vec<misaal_reports::RuleUsageRow> = Vec::new();
     let mut emitted: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for k in kernels {
         let dir = work.join(k).join("usage");
-        let Ok(text) = std::fs::read_to_string(dir.join("rule_usage.csv")) else { continue };
-        for line in text.lines().skip(1) {
-            // "rule",matches,ms,used: the rule is quoted (its name has commas).
-            let Some((rule, rest)) = line.rsplit_once('"').map(|(r, rest)| (r.trim_start_matches('"'), rest.trim_start_matches(','))) else { continue };
-            let _ = writeln!(usage, "\"{rule}\",{k},{rest}");
-        }
+        // A kernel whose compile failed wrote none: its row says so.
+        let Ok(rows) = misaal_reports::read_kernel_rule_usage_csv(&dir.join("rule_usage.csv"), k) else { continue };
+        usage.extend(rows);
         if let Ok(text) = std::fs::read_to_string(dir.join("emitted.txt")) {
             emitted.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
         }
     }
-    std::fs::create_dir_all(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
     let usage_csv = reports.join("rule_usage_x86.csv");
-    write_atomic(&usage_csv, &usage)?;
+    misaal_reports::write_rule_usage_csv(&usage, &usage_csv).map_err(|e| format!("error: writing {}: {e}", usage_csv.display()))?;
     let target = misaal_compiler::isel::Target::x86()?;
     let book = misaal_compiler::isel::rule_book(&target, &Default::default())?;
     let reachable = book.reachable_instructions(&target.rule_env());
-    let classes: std::collections::HashMap<String, String> = std::fs::read_to_string(reports.join("x86_classes.csv"))
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            Some((f.get(1)?.trim_matches('"').to_string(), f.first()?.trim_matches('"').to_string()))
-        })
-        .collect();
+    // Without `misaal classes`' table, the spec file stands in for the class.
+    let classes = misaal_reports::read_class_of(&reports.join("x86_classes.csv")).unwrap_or_default();
     let mut cov = Vec::new();
     let (mut n, mut r, mut e) = (0, 0, 0);
     for (i, sem) in target.instrs.iter() {

@@ -9,6 +9,8 @@ use std::path::Path;
 
 mod bench_emulated;
 pub use bench_emulated::*;
+mod usage;
+pub use usage::*;
 
 /// One row of `reports/<target>_semantics.csv`.
 #[derive(Clone, Debug, PartialEq)]
