@@ -348,6 +348,53 @@ fn fxhash(s: &str) -> u64 {
 /// (the STATUS.tsv rows and every oracle's results depend on them): the old
 /// code, kept here as the reference, and the new draw the same random
 /// numbers in the same order and must build the same values.
+
+/// Cases where every element of an operand holds the same edge value, the
+/// first vector operand one value and every other operand another, for
+/// each element width and each pair of edge values: so a lane-selecting
+/// or by-scalar doubling multiply sees MIN meet MIN in the lane it reads,
+/// which per-element random edges reach in a given lane about once in 300
+/// cases. Immediates step through their range, one value per case.
+pub fn uniform_edge_cases(instr: &Instr) -> Vec<Vec<BitVec>> {
+    use misaal_isa::ast::Ty;
+    let mut cases = Vec::new();
+    for e in [8u32, 16, 32, 64] {
+        let edges = edge_values(e);
+        for x in &edges {
+            for y in &edges {
+                let k = cases.len() as u64;
+                let mut first = true;
+                let case = instr
+                    .params
+                    .iter()
+                    .map(|p| match p.ty {
+                        Ty::Imm(w) => {
+                            let (lo, hi) = p.range.unwrap_or((0, if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }));
+                            BitVec::from_u64(w, lo + k % (hi - lo).saturating_add(1).max(1))
+                        }
+                        Ty::Bv(w) | Ty::Mask(w) => {
+                            let v = if std::mem::take(&mut first) { x } else { y };
+                            fill(w, v, e)
+                        }
+                    })
+                    .collect();
+                cases.push(case);
+            }
+        }
+    }
+    cases
+}
+
+/// A `w`-bit value of `e`-bit elements all equal to `v` (its low `w` bits
+/// when the operand is narrower than one element).
+fn fill(w: u32, v: &BitVec, e: u32) -> BitVec {
+    let mut out = BitVec::zero(w);
+    for b in 0..w {
+        out.set_bit(b, v.bit(b % e));
+    }
+    out
+}
+
 #[cfg(test)]
 mod packing_tests {
     use super::*;

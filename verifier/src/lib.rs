@@ -15,6 +15,7 @@ pub mod arm;
 pub mod audit;
 pub mod compose;
 pub mod differential;
+pub mod emulated;
 pub mod hexagon;
 pub mod membership;
 pub mod mutation;

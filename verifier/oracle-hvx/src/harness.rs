@@ -3,26 +3,19 @@
 use crate::proto::{Proto, parse_header};
 use crate::runtime::{CFLAGS, RUNTIME_C, RUNTIME_H};
 use misaal_isa::ast::{Form, Ty};
-use misaal_isa::{BitVec, Instr};
-use std::collections::HashMap;
+use misaal_isa::Instr;
+use misaal_oracle_qemu::{Chosen, MAX_IMM_COMBOS, WireSig, content_key, find_tools, qemu_version, switch_on_immediates};
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
+
+pub use misaal_oracle_qemu::{Harness, Problem};
 
 pub const CC: &str = "clang-19";
 pub const LD: &str = "ld.lld-19";
 pub const QEMU: &str = "qemu-hexagon";
 /// qemu 7.2 knows Hexagon CPUs up to v67; its HVX is then v67 too.
 const CPU: &str = "v67";
-/// An intrinsic whose immediates take more combinations is not harnessed.
-const MAX_IMM_COMBOS: u64 = 4096;
-/// Translation units compiled in parallel.
-const UNITS: usize = 4;
-
-fn which(tool: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(tool)).find(|f| f.is_file()))
-}
 
 #[derive(Clone, Debug)]
 pub struct Toolchain {
@@ -37,31 +30,15 @@ pub struct Toolchain {
 impl Toolchain {
     /// clang 19, ld.lld 19 and qemu-hexagon from PATH; the error names what is missing.
     pub fn find() -> Result<Toolchain, String> {
-        let missing: Vec<&str> = [CC, LD, QEMU].into_iter().filter(|t| which(t).is_none()).collect();
-        if !missing.is_empty() {
-            return Err(format!("{} not found on PATH (scripts/setup.sh installs clang-19, lld-19 and qemu-user)", missing.join(", ")));
-        }
-        let (cc, ld, qemu) = (which(CC).expect("found"), which(LD).expect("found"), which(QEMU).expect("found"));
+        let [cc, ld, qemu]: [PathBuf; 3] = find_tools(&[CC, LD, QEMU], "scripts/setup.sh installs clang-19, lld-19 and qemu-user")?.try_into().expect("three tools");
         let res = Command::new(&cc).arg("-print-resource-dir").output().map_err(|e| format!("{CC}: {e}"))?;
         let header = PathBuf::from(String::from_utf8_lossy(&res.stdout).trim()).join("include").join("hvx_hexagon_protos.h");
         if !header.is_file() {
             return Err(format!("{CC} has no hvx_hexagon_protos.h at {}", header.display()));
         }
-        let v = Command::new(&qemu).arg("--version").output().map_err(|e| format!("{QEMU}: {e}"))?;
-        let qemu_version = String::from_utf8_lossy(&v.stdout).lines().next().unwrap_or(QEMU).trim().to_string();
+        let qemu_version = qemu_version(&qemu)?;
         Ok(Toolchain { cc, ld, qemu, header, qemu_version })
     }
-}
-
-/// Why a spec is not in the harness.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Problem {
-    /// Not runnable here (not in this header, or an operand the harness
-    /// cannot pass): the spec stays unverified.
-    Unavailable(String),
-    /// The spec contradicts the header (operands, forms, widths, HVX
-    /// version): it is wrong.
-    Mismatch(String),
 }
 
 /// How one value crosses the wire. Predicates travel as their 128 bits and
@@ -84,22 +61,14 @@ impl Wire {
     }
 }
 
-struct Sig {
-    ops: Vec<Wire>,
-    out: Wire,
-    ret_bits: u32,
-}
-
-pub struct Harness {
-    exe: PathBuf,
-    qemu: PathBuf,
-    ids: HashMap<String, usize>,
-    sigs: Vec<Sig>,
-    pub problems: HashMap<String, Problem>,
-}
-
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+impl Wire {
+    /// Bytes on the wire, and the range of an immediate.
+    fn op(self) -> (usize, Option<(u64, u64)>) {
+        match self {
+            Wire::Imm(lo, hi) => (self.bytes(), Some((lo, hi))),
+            _ => (self.bytes(), None),
+        }
+    }
 }
 
 /// The wire form a C type needs, and whether the spec's operand matches it.
@@ -131,7 +100,7 @@ fn c_type(cty: &str) -> &str {
 }
 
 /// Checks `i` against its prototype; on success the C function for it.
-fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> {
+fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, WireSig), Problem> {
     let bad = |m: String| Err(Problem::Mismatch(format!("`{}` disagrees with hvx_hexagon_protos.h: {m}", i.name)));
     if p.params.len() != i.params.len() {
         return bad(format!("{} operands in the spec, {} in the header", i.params.len(), p.params.len()));
@@ -184,16 +153,7 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> 
         return Err(Problem::Unavailable(format!("`{}` takes {combos} immediate combinations (at most {MAX_IMM_COMBOS} are harnessed)", i.name)));
     }
     let _ = writeln!(body, "  {} r;", c_type(&p.ret));
-    // Nested switches, one per immediate, each case a literal the compiler can encode.
-    let mut code = format!("r = {}({});", i.name, args.join(", "));
-    for (n, lo, hi) in imms.iter().rev() {
-        let mut sw = format!("switch (m{n}) {{ ");
-        for v in *lo..=*hi {
-            let _ = write!(sw, "case {v}: {{ {} }} break; ", code.replace(&format!("M{n}"), &v.to_string()));
-        }
-        sw.push_str("default: sys(SYS_EXIT, 4, 0, 0); }");
-        code = sw;
-    }
+    let code = switch_on_immediates(format!("r = {}({});", i.name, args.join(", ")), &imms, "sys(SYS_EXIT, 4, 0, 0);");
     let _ = writeln!(body, "  {code}");
     match out {
         Wire::Pred => {
@@ -204,7 +164,7 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, Sig), Problem> 
         }
     }
     let f = format!("void f{k}(const unsigned char *in, unsigned char *out) {{\n{body}}}\n");
-    Ok((f, Sig { ops, out, ret_bits: i.ret.width() }))
+    Ok((f, WireSig { ops: ops.into_iter().map(Wire::op).collect(), out_bytes: out.bytes(), ret_bits: i.ret.width() }))
 }
 
 const PRELUDE: &str = r#"#include <hexagon_types.h>
@@ -274,144 +234,32 @@ void _start(void) {
 }
 "#;
 
-impl Harness {
-    /// Generates, compiles (or reuses from the cache) and returns a harness
-    /// for `instrs`. Specs it cannot hold are listed in `problems`.
-    pub fn build(tc: &Toolchain, instrs: &[&Instr]) -> Result<Harness, String> {
-        let header = std::fs::read_to_string(&tc.header).map_err(|e| format!("{}: {e}", tc.header.display()))?;
-        let protos = parse_header(&header);
-        let mut problems = HashMap::new();
-        let mut fns: Vec<String> = Vec::new();
-        let mut sigs: Vec<Sig> = Vec::new();
-        let mut ids = HashMap::new();
-        for i in instrs {
-            if ids.contains_key(&i.name) || problems.contains_key(&i.name) {
-                continue;
-            }
-            let Some(p) = protos.get(&i.name) else {
-                problems.insert(i.name.clone(), Problem::Unavailable(format!("`{}` is not in {}", i.name, tc.header.display())));
-                continue;
-            };
-            if p.arch > 67 {
-                problems.insert(i.name.clone(), Problem::Unavailable(format!("`{}` needs HVX v{}; qemu 7.2 runs v67", i.name, p.arch)));
-                continue;
-            }
-            match harness_fn(sigs.len(), i, p) {
-                Ok((f, s)) => {
-                    ids.insert(i.name.clone(), sigs.len());
-                    fns.push(f);
-                    sigs.push(s);
-                }
-                Err(e) => {
-                    problems.insert(i.name.clone(), e);
-                }
-            }
-        }
-        let prelude = format!("{PRELUDE}{RUNTIME_H}");
-        let mut units: Vec<String> = vec![prelude.clone(); UNITS];
-        for (k, f) in fns.iter().enumerate() {
-            units[k * UNITS / fns.len().max(1)].push_str(f);
-        }
-        let mut main = prelude;
-        for k in 0..fns.len() {
-            let _ = writeln!(main, "void f{k}(const unsigned char *, unsigned char *);");
-        }
-        let list = |f: &dyn Fn(usize) -> String| if fns.is_empty() { "0".to_string() } else { (0..fns.len()).map(f).collect::<Vec<_>>().join(", ") };
-        let _ = writeln!(main, "#define NSPECS {}u", fns.len());
-        let _ = writeln!(main, "static void (*const FNS[])(const unsigned char *, unsigned char *) = {{ {} }};", list(&|k| format!("f{k}")));
-        let _ = writeln!(main, "static const unsigned INSZ[] = {{ {} }};", list(&|k| sigs[k].ops.iter().map(|o| o.bytes()).sum::<usize>().to_string()));
-        let _ = writeln!(main, "static const unsigned OUTSZ[] = {{ {} }};", list(&|k| sigs[k].out.bytes().to_string()));
-        main.push_str(RUNTIME_C);
-        main.push_str(MAIN);
-        units.push(main);
-
-        let key = fnv(&format!("{}\n{}\n{}", tc.cc.display(), CFLAGS.join(" "), units.join("\n")));
-        let dir = std::env::temp_dir().join("misaal-oracle-hvx").join(format!("{key:016x}"));
-        let exe = dir.join("harness");
-        if !exe.is_file() {
-            compile(tc, &dir, &units, &exe)?;
-        }
-        Ok(Harness { exe, qemu: tc.qemu.clone(), ids, sigs, problems })
+/// Generates, compiles (or reuses from the cache) and returns a harness
+/// for `instrs`. Specs it cannot hold are listed in `problems`.
+pub fn build(tc: &Toolchain, instrs: &[&Instr]) -> Result<Harness, String> {
+    let header = std::fs::read_to_string(&tc.header).map_err(|e| format!("{}: {e}", tc.header.display()))?;
+    let protos = parse_header(&header);
+    let chosen = Chosen::collect(instrs, |k, i| match protos.get(&i.name) {
+        None => Err(Problem::Unavailable(format!("`{}` is not in {}", i.name, tc.header.display()))),
+        Some(p) if p.arch > 67 => Err(Problem::Unavailable(format!("`{}` needs HVX v{}; qemu 7.2 runs v67", i.name, p.arch))),
+        Some(p) => harness_fn(k, i, p),
+    });
+    let prelude = format!("{PRELUDE}{RUNTIME_H}");
+    let units = chosen.units(&prelude, &prelude, "unsigned", &format!("{RUNTIME_C}{MAIN}"));
+    let key = content_key(&format!("{}\n{}\n{}", tc.cc.display(), CFLAGS.join(" "), units.join("\n")));
+    let dir = std::env::temp_dir().join("misaal-oracle-hvx").join(format!("{key:016x}"));
+    let exe = dir.join("harness");
+    if !exe.is_file() {
+        let named: Vec<(String, String)> = units.into_iter().enumerate().map(|(k, u)| (format!("u{k}"), u)).collect();
+        crate::runtime::build(&tc.cc, &tc.ld, &dir, &named, &[], &[], &exe)?;
     }
-
-    pub fn contains(&self, name: &str) -> bool {
-        self.ids.contains_key(name)
-    }
-
-    /// Runs every (intrinsic, cases) job in one qemu process.
-    pub fn run(&self, jobs: &[(&str, &[Vec<BitVec>])]) -> Result<Vec<Vec<BitVec>>, String> {
-        let mut input: Vec<u8> = Vec::new();
-        let mut expect = 0usize;
-        for (name, cases) in jobs {
-            let id = *self.ids.get(*name).ok_or_else(|| format!("`{name}` is not in the harness"))?;
-            let sig = &self.sigs[id];
-            input.extend((id as u32).to_le_bytes());
-            input.extend((cases.len() as u32).to_le_bytes());
-            for case in *cases {
-                if case.len() != sig.ops.len() {
-                    return Err(format!("`{name}`: a case has {} operands, the harness {}", case.len(), sig.ops.len()));
-                }
-                for (v, wire) in case.iter().zip(&sig.ops) {
-                    if let Wire::Imm(lo, hi) = wire
-                        && !(*lo..=*hi).contains(&v.to_u64())
-                    {
-                        return Err(format!("`{name}`: immediate {} outside {lo} to {hi}", v.to_u64()));
-                    }
-                    let mut b = v.to_bytes_le();
-                    b.resize(wire.bytes(), 0);
-                    input.extend(b);
-                }
-            }
-            expect += cases.len() * sig.out.bytes();
-        }
-        let mut child = Command::new(&self.qemu)
-            .args(["-cpu", CPU])
-            .arg(&self.exe)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", self.qemu.display()))?;
-        // Feed stdin from a thread: the harness writes while we still write.
-        let mut stdin = child.stdin.take().expect("piped");
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let out = child.wait_with_output().map_err(|e| format!("{}: {e}", self.qemu.display()))?;
-        let _ = writer.join();
-        if !out.status.success() || out.stdout.len() != expect {
-            return Err(format!(
-                "qemu-hexagon harness exited with {} after {} of {expect} result bytes: {}",
-                out.status,
-                out.stdout.len(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let mut pos = 0usize;
-        Ok(jobs
-            .iter()
-            .map(|(name, cases)| {
-                let sig = &self.sigs[self.ids[*name]];
-                let n = sig.out.bytes();
-                (0..cases.len())
-                    .map(|_| {
-                        let r = BitVec::from_bytes_le(sig.ret_bits, &out.stdout[pos..pos + n]);
-                        pos += n;
-                        r
-                    })
-                    .collect()
-            })
-            .collect())
-    }
-}
-
-/// Compiles the units in parallel and links them (the shared runtime's build).
-fn compile(tc: &Toolchain, dir: &Path, units: &[String], exe: &Path) -> Result<(), String> {
-    let named: Vec<(String, String)> = units.iter().enumerate().map(|(k, u)| (format!("u{k}"), u.clone())).collect();
-    crate::runtime::build(&tc.cc, &tc.ld, dir, &named, &[], &[], exe)
+    Ok(chosen.harness(exe, tc.qemu.clone(), &["-cpu", CPU]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use misaal_isa::BitVec;
 
     /// One spec through the harness on the shared runtime: byte-wise
     /// wrapping add of two vectors (skipped without the tools).
@@ -427,7 +275,7 @@ mod tests {
         let src = "instr Q6_Vb_vadd_VbVb(vu: bv1024, vv: bv1024) -> bv1024 [hvx hvxv60 vadd]\ndst := vu + vv\n";
         let lib = misaal_isa::SpecLibrary::from_sources(&[("t.sema".into(), src.into())]).expect("parses");
         let (i, _) = lib.get("Q6_Vb_vadd_VbVb").expect("parsed");
-        let h = Harness::build(&tc, &[i.as_ref()]).expect("builds");
+        let h = build(&tc, &[i.as_ref()]).expect("builds");
         let a: Vec<u8> = (0..128).map(|k| k as u8).collect();
         let b: Vec<u8> = (0..128).map(|k| 200u8.wrapping_add(k as u8)).collect();
         let case = vec![BitVec::from_bytes_le(1024, &a), BitVec::from_bytes_le(1024, &b)];

@@ -88,39 +88,17 @@ void write_all(const void *s, unsigned long n) {
 /// parallel into `dir`, links them with `objects` (entry `_start`, unused
 /// sections dropped) and renames the result to `exe` only when complete.
 pub fn build(cc: &Path, ld: &Path, dir: &Path, units: &[(String, String)], extra_flags: &[String], objects: &[PathBuf], exe: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let tag = format!("{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
-    let tag = tag.as_str();
-    let results: Vec<Result<PathBuf, String>> = std::thread::scope(|s| {
-        let hs: Vec<_> = units
-            .iter()
-            .map(|(name, src)| {
-                s.spawn(move || {
-                    let c = dir.join(format!("{name}.{tag}.c"));
-                    let o = dir.join(format!("{name}.{tag}.o"));
-                    std::fs::write(&c, src).map_err(|e| format!("{}: {e}", c.display()))?;
-                    let out = Command::new(cc).args(CFLAGS).args(extra_flags).arg("-c").arg(&c).arg("-o").arg(&o).output().map_err(|e| format!("{}: {e}", cc.display()))?;
-                    if !out.status.success() {
-                        let err = String::from_utf8_lossy(&out.stderr);
-                        return Err(format!("{} failed on {}:\n{}", cc.display(), c.display(), err.lines().take(20).collect::<Vec<_>>().join("\n")));
-                    }
-                    Ok(o)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("compiler thread panicked".into()))).collect()
-    });
-    let objs: Vec<PathBuf> = results.into_iter().collect::<Result<_, _>>()?;
-    let tmp = dir.join(format!("{}.{tag}.tmp", exe.file_name().and_then(|n| n.to_str()).unwrap_or("exe")));
-    let out = Command::new(ld).args(["--entry=_start", "-static", "--gc-sections"]).args(&objs).args(objects).arg("-o").arg(&tmp).output().map_err(|e| format!("{}: {e}", ld.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} could not link {}: {}", ld.display(), exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    for o in &objs {
-        let _ = std::fs::remove_file(o);
-        let _ = std::fs::remove_file(o.with_extension("c"));
-    }
-    std::fs::rename(&tmp, exe).map_err(|e| format!("{}: {e}", exe.display()))
+    let compile = |c: &Path, o: &Path| {
+        let mut cmd = Command::new(cc);
+        cmd.args(CFLAGS).args(extra_flags).arg("-c").arg(c).arg("-o").arg(o);
+        cmd
+    };
+    let link = |objs: &[PathBuf], out: &Path| {
+        let mut cmd = Command::new(ld);
+        cmd.args(["--entry=_start", "-static", "--gc-sections"]).args(objs).args(objects).arg("-o").arg(out);
+        cmd
+    };
+    misaal_oracle_qemu::compile_and_link(dir, units, &compile, &link, exe)
 }
 
 #[cfg(test)]
