@@ -23,7 +23,7 @@ const TARGET: &str = "hexagon-32-noos-hvx-hvx_128-no_runtime";
 const DEFAULT_KERNELS: &[&str] = &["fully_connected", "add"];
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).to_path_buf()
 }
 
 fn manifest(suite: &str) -> Manifest {
