@@ -34,16 +34,24 @@ pub fn kernels_listed() -> bool {
 /// The kernels a test runs, out of `all` it knows: `MISAAL_KERNELS` (`all`
 /// or a comma list), else all of them under `MISAAL_SLOW=1`, else
 /// `ci_default`. Panics, naming the known kernels, on a name not in `all`.
+#[track_caller]
 pub fn kernels(ci_default: &[&str], all: &[String]) -> Vec<String> {
     let value = std::env::var(KERNELS_VAR).ok();
-    choose_kernels(value.as_deref(), slow(), ci_default, None, all).unwrap_or_else(|e| panic!("{e}"))
+    match choose_kernels(value.as_deref(), slow(), ci_default, None, all) {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// [`kernels`] for a test whose slow run is `slow_default` rather than all
 /// of `all` (each of its kernels takes minutes).
+#[track_caller]
 pub fn kernels_or(ci_default: &[&str], slow_default: &[&str], all: &[String]) -> Vec<String> {
     let value = std::env::var(KERNELS_VAR).ok();
-    choose_kernels(value.as_deref(), slow(), ci_default, Some(slow_default), all).unwrap_or_else(|e| panic!("{e}"))
+    match choose_kernels(value.as_deref(), slow(), ci_default, Some(slow_default), all) {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// [`kernels`] without the environment: `value` is `MISAAL_KERNELS`'s
