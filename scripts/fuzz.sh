@@ -25,7 +25,7 @@ main() {
     seeds=()
     case "$target" in
         sema) max_len=16384
-              seeds=(isa/specs/*/*.sema tests/pass/*.sema tests/fail/*.sema frontends/halide/*.sema) ;;
+              seeds=(isa/specs/*/*.sema isa/tests/pass/*.sema isa/tests/fail/*.sema frontends/halide/*.sema) ;;
         stmt) max_len=16384
               seeds=(benchmarks/stmt/*.stmt frontends/src/stmt/samples/*.stmt frontends/tests/fail/*.stmt) ;;
         egg) max_len=8192

@@ -205,24 +205,18 @@ use arm_support::halide;
 /// run with `MISAAL_SLOW=1`).
 const HALIDE_KERNELS: &[&str] = &["add", "sobel3x3"];
 
-/// `MISAAL_SLOW=1` (or `MISAAL_ARM_HALIDE_KERNELS=all`) checks every
-/// kernel, `MISAAL_ARM_HALIDE_KERNELS=add,mul` those listed.
+/// `MISAAL_SLOW=1` (or `MISAAL_KERNELS=all`) checks every kernel,
+/// `MISAAL_KERNELS=add,mul` those listed.
 fn halide_arm_objects_match_interpreter() -> Result<(), Failed> {
-    let names = std::env::var("MISAAL_ARM_HALIDE_KERNELS").unwrap_or_else(|_| if slow() { "all".into() } else { String::new() });
-    let chosen: Vec<&str> = match names.as_str() {
-        "" => HALIDE_KERNELS.to_vec(),
-        "all" => halide::ALL_KERNELS.to_vec(),
-        list => list.split(',').map(str::trim).collect(),
-    };
+    let all: Vec<String> = halide::ALL_KERNELS.iter().map(|s| s.to_string()).collect();
+    let chosen = misaal_testkit::kernels(HALIDE_KERNELS, &all);
+    let chosen: Vec<&str> = chosen.iter().map(String::as_str).collect();
     let report = halide::check(&chosen)?;
     eprintln!("{report}");
     Ok(())
 }
 
-/// The one opt-in for slow sweeps (README, "Testing").
-fn slow() -> bool {
-    std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1")
-}
+use misaal_testkit::slow;
 
 fn main() {
     let args = Arguments::from_args();

@@ -131,7 +131,7 @@ fn a_fixed_seed_batch_of_random_pipelines_is_bit_exact() {
         return;
     }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let slow = env("MISAAL_SLOW").is_some_and(|v| v == "1");
+    let slow = misaal_testkit::slow();
     let count: usize = env("MISAAL_RANDOM_COUNT").map(|v| v.parse().expect("MISAAL_RANDOM_COUNT")).unwrap_or(if slow { SLOW_COUNT } else { CI_COUNT });
     let seed: u64 = env("MISAAL_RANDOM_SEED").map(|v| v.parse().expect("MISAAL_RANDOM_SEED")).unwrap_or(CI_SEED);
     let dir = scratch("batch");

@@ -118,9 +118,7 @@ fn verified_jobs(rules: &[Rule]) -> Result<(Vec<Job<'_>>, Vec<String>), Failed> 
 /// default (at least one); `MISAAL_SLOW=1` proves all of them.
 const SAMPLE: usize = 4;
 
-fn slow() -> bool {
-    std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1")
-}
+use misaal_testkit::slow;
 
 /// The sampled share of `jobs` (see [`SAMPLE`]): those at an index equal
 /// to an offset drawn from the rule's name modulo `SAMPLE`, or the one at

@@ -3,7 +3,7 @@
 //! with `aarch64-linux-gnu-gcc -O2` for the Stmt's own features, run under
 //! `qemu-aarch64 -cpu max`, and compared byte for byte with the reference
 //! interpreter on the same inputs. CI runs [`CI_KERNELS`];
-//! `MISAAL_SLOW=1` or `MISAAL_ARM_KERNELS=all` (or a list) runs others. `misaal bench --target
+//! `MISAAL_SLOW=1` or `MISAAL_KERNELS=all` (or a list) runs others. `misaal bench --target
 //! arm` checks all 33 against Halide's ARM objects too.
 //!
 //! Also: the code for a dot product holds `vdot` (sdot/udot) exactly when
@@ -141,15 +141,9 @@ fn check_kernel(name: &str, manifest: &Manifest) -> Result<String, String> {
 
 fn arm_kernels_match_the_interpreter() -> Result<(), Failed> {
     let manifest = load_manifest(format!("{ARM}/manifest.json").as_ref()).map_err(|e| e.to_string())?;
-    let kernels: Vec<String> = match std::env::var("MISAAL_ARM_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
-        Ok(v) if v == "all" => {
-            let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
-            all.sort();
-            all
-        }
-        Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        Err(_) => CI_KERNELS.iter().map(|s| s.to_string()).collect(),
-    };
+    let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
+    all.sort();
+    let kernels = misaal_testkit::kernels(CI_KERNELS, &all);
     let results = par_map(&kernels, |k| check_kernel(k, &manifest).map_err(|e| format!("{k}: {e}")));
     let mut bad = Vec::new();
     for r in results {

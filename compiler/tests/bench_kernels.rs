@@ -5,7 +5,7 @@
 //! Stmt fixes them), and its output compared byte for byte with
 //! `misaal_frontends::interp` on the same inputs.
 //!
-//! CI runs [`CI_KERNELS`], one of each kind; `MISAAL_SLOW=1` or `MISAAL_BENCH_KERNELS=all` (or
+//! CI runs [`CI_KERNELS`], one of each kind; `MISAAL_SLOW=1` or `MISAAL_KERNELS=all` (or
 //! a comma-separated list) runs others by hand. `misaal bench` checks all
 //! 33 against Halide's objects and the interpreter.
 //!
@@ -134,14 +134,7 @@ fn benchmark_kernels_match_the_interpreter_byte_for_byte() {
     let manifest = load_manifest(format!("{BENCHMARKS}/manifest.json").as_ref()).unwrap_or_else(|e| panic!("{e}"));
     let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
     all.sort();
-    let kernels: Vec<String> = match std::env::var("MISAAL_BENCH_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
-        Ok(v) if v == "all" => all.clone(),
-        Ok(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        Err(_) => CI_KERNELS.iter().map(|s| s.to_string()).collect(),
-    };
-    for k in &kernels {
-        assert!(all.contains(k), "`{k}` is not in benchmarks/manifest.json");
-    }
+    let kernels = misaal_testkit::kernels(CI_KERNELS, &all);
     halide_include();
     check_cc();
     let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));

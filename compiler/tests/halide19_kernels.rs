@@ -8,7 +8,7 @@
 //! CI runs [`CI_KERNELS`] on one random input set (the interpreter takes
 //! ~15 s a kernel in a debug build): between them they hold what Halide 19
 //! prints differently (parenthesized casts) and every generate.py stand-in
-//! for an intrinsic Halide 19's Python lacks. `MISAAL_SLOW=1` or `MISAAL_H19_KERNELS=all` (or a
+//! for an intrinsic Halide 19's Python lacks. `MISAAL_SLOW=1` or `MISAAL_KERNELS=all` (or a
 //! comma-separated list) runs others, on a random and an edge-value set;
 //! `misaal bench --suite benchmarks/halide19` checks all 33 against Halide
 //! 19's own objects and the interpreter.
@@ -124,14 +124,9 @@ fn halide19_kernels_match_the_interpreter_and_halide21() {
     let mut all: Vec<String> = m19.kernels.iter().map(|k| k.name.clone()).collect();
     all.sort();
     assert_eq!(all.len(), 33);
-    let (kernels, sets): (Vec<String>, usize) = match std::env::var("MISAAL_H19_KERNELS").or_else(|e| if std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1") { Ok("all".into()) } else { Err(e) }) {
-        Ok(v) if v == "all" => (all.clone(), 2),
-        Ok(v) => (v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(), 2),
-        Err(_) => (CI_KERNELS.iter().map(|s| s.to_string()).collect(), 1),
-    };
-    for k in &kernels {
-        assert!(all.contains(k), "`{k}` is not in benchmarks/halide19/manifest.json");
-    }
+    let kernels = misaal_testkit::kernels(CI_KERNELS, &all);
+    // Two input sets when the kernels were opted in, one for CI's.
+    let sets = if misaal_testkit::kernels_listed() || misaal_testkit::slow() { 2 } else { 1 };
     halide_include();
     check_cc();
     let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));

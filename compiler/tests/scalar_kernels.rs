@@ -20,7 +20,7 @@
 //!   takes 10-40 s per kernel and input set here.
 //!
 //! `MISAAL_SLOW=1` checks all 33 kernels on all three sets against both
-//! references (about 25 minutes on two cores); `MISAAL_SCALAR_KERNELS=a,b`
+//! references (about 25 minutes on two cores); `MISAAL_KERNELS=a,b`
 //! checks only the kernels listed, against both, on the default sets.
 //!
 //! It also checks that the manifest's argument order is the Stmt function's,
@@ -61,9 +61,7 @@ fn sets() -> &'static [&'static str] {
     if slow() { SETS } else { &SETS[1..] }
 }
 
-fn slow() -> bool {
-    std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1")
-}
+use misaal_testkit::slow;
 
 /// `clang` if it runs, else `cc`; printed once.
 fn compiler() -> &'static str {
@@ -273,17 +271,10 @@ fn scalar_baselines_match_halide_byte_for_byte() {
     let mut all: Vec<String> = manifest.kernels.iter().map(|k| k.name.clone()).collect();
     all.sort();
     // (kernels checked, those of them also checked by the interpreter)
-    let (kernels, interp): (Vec<String>, Vec<String>) = match std::env::var("MISAAL_SCALAR_KERNELS") {
-        Ok(v) => {
-            let list: Vec<String> = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-            (list.clone(), list)
-        }
-        Err(_) if slow() => (all.clone(), all.clone()),
-        Err(_) => (all.clone(), DEFAULT_KERNELS.iter().map(|s| s.to_string()).collect()),
-    };
-    for k in &kernels {
-        assert!(all.contains(k), "`{k}` is not in benchmarks/manifest.json");
-    }
+    // A list in MISAAL_KERNELS is checked both ways; else every kernel
+    // against Halide and the chosen ones also against the interpreter.
+    let interp = misaal_testkit::kernels(DEFAULT_KERNELS, &all);
+    let kernels = if misaal_testkit::kernels_listed() { interp.clone() } else { all.clone() };
     for k in &all {
         assert!(Path::new(BENCHMARKS).join("scalar").join(format!("{k}.c")).is_file(), "benchmarks/scalar/{k}.c is missing");
     }

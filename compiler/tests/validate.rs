@@ -183,13 +183,14 @@ fn split_and_concat_are_validated_like_any_halide_op() {
 /// The emitter's selections of suite kernels (`benchmarks/stmt`), each
 /// validated with nothing left unproved; prints each summary. By default
 /// `add` only; `MISAAL_SLOW=1` adds `blur3x3`, `matmul_b1` and `conv_nn`
-/// (minutes of selection and proofs), `VALIDATE_KERNELS=softmax,mul`
+/// (minutes of selection and proofs), `MISAAL_KERNELS=softmax,mul`
 /// picks others.
 #[test]
 fn suite_kernels_validate() {
-    let slow = std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1");
-    let names = std::env::var("VALIDATE_KERNELS").unwrap_or_else(|_| if slow { "add,blur3x3,matmul_b1,conv_nn" } else { "add" }.into());
-    for name in names.split(',') {
+    let dir = format!("{}/../benchmarks/stmt", env!("CARGO_MANIFEST_DIR"));
+    let mut all: Vec<String> = std::fs::read_dir(&dir).expect("benchmarks/stmt").filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".stmt").map(str::to_string)).collect();
+    all.sort();
+    for name in misaal_testkit::kernels_or(&["add"], &["add", "blur3x3", "matmul_b1", "conv_nn"], &all) {
         let path = format!("{}/../benchmarks/stmt/{name}.stmt", env!("CARGO_MANIFEST_DIR"));
         let m = parse_module(&path, &std::fs::read_to_string(&path).expect("a suite kernel")).expect("the Stmt parses");
         let (_, report) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(Options::default()) }).expect("emits");

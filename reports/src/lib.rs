@@ -632,7 +632,7 @@ pub struct CostRow {
 pub const COST_COLUMNS: [&str; 7] = ["intrinsic", "instruction", "latency", "rthroughput", "uops_estimate", "cpu", "method"];
 
 /// Writes a cost table. Its readers (`misaal isa measure`, the compiler's
-/// cost tables, `tests/costs.rs`) split lines on commas, so no field is
+/// cost tables, `isa/tests/costs.rs`) split lines on commas, so no field is
 /// quoted: a comma or line break in a text field other than the intrinsic
 /// is written as a space.
 pub fn write_costs_csv(rows: &[CostRow], path: &Path) -> Result<(), ReportError> {

@@ -9,8 +9,15 @@
 //! The ledger is the file named by `MISAAL_SKIP_LOG`, one line per skip:
 //! `whole|part <TAB> binary::test <TAB> reason`. Without the variable (a
 //! plain `cargo test`) the reason goes to stderr only.
+//!
+//! The opt-ins of slow tests are read here too, one way for every crate:
+//! [`slow`] (`MISAAL_SLOW=1`) and [`kernels`] (`MISAAL_KERNELS=all` or
+//! `=add,mul`); see [`optin`].
 
 use std::io::Write;
+
+pub mod optin;
+pub use optin::{KERNELS_VAR, SLOW_VAR, choose_kernels, kernels, kernels_listed, kernels_or, slow};
 
 /// Records that the calling test skips entirely, and why (naming what is
 /// missing). The caller returns right after.
@@ -46,7 +53,7 @@ mod tests {
     fn a_skip_is_written_to_the_ledger_with_its_test_and_reason() {
         let path = std::env::temp_dir().join(format!("misaal-skip-ledger-{}", std::process::id()));
         let _ = std::fs::remove_file(&path);
-        // SAFETY: this crate's only test; no other thread reads the environment.
+        // SAFETY: no other test of this crate reads the environment.
         unsafe { std::env::set_var("MISAAL_SKIP_LOG", &path) };
         super::skip("no\tqemu-aarch64\nhere");
         super::skip_part("llvm-mca-19 missing");

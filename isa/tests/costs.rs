@@ -11,14 +11,14 @@ const HEADER: &str = "intrinsic,instruction,latency,rthroughput,uops_estimate,cp
 
 /// The x86 tables, by file name.
 fn tables() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("isa/costs");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("costs");
     let mut v: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("x86-") && n.ends_with(".csv")).collect();
     v.sort();
     v
 }
 
 fn table_text(file: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("isa/costs").join(file);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("costs").join(file);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 

@@ -6,8 +6,8 @@
 //! function; only the schedule's vector width and the target differ).
 //!
 //! The interpreter takes seconds to tens of seconds a kernel, so by default
-//! a few kernels run; `MISAAL_SLOW=1` (or `MISAAL_HVX_STMT_KERNELS=all`)
-//! runs all 33, `MISAAL_HVX_STMT_KERNELS=add,mul` a list.
+//! a few kernels run; `MISAAL_SLOW=1` (or `MISAAL_KERNELS=all`)
+//! runs all 33, `MISAAL_KERNELS=add,mul` a list.
 
 use misaal_frontends::manifest::{ArgSpec, Manifest, load_manifest};
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
@@ -23,7 +23,7 @@ const TARGET: &str = "hexagon-32-noos-hvx-hvx_128-no_runtime";
 const DEFAULT_KERNELS: &[&str] = &["fully_connected", "add"];
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).to_path_buf()
 }
 
 fn manifest(suite: &str) -> Manifest {
@@ -123,14 +123,8 @@ fn interpret(suite: &str, name: &str, ops: &misaal_isa::SpecLibrary) -> Result<V
 
 #[test]
 fn hvx_stmt_runs_in_the_interpreter_like_the_x86_stmt() {
-    let slow = std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1");
-    let chosen = std::env::var("MISAAL_HVX_STMT_KERNELS").unwrap_or_else(|_| if slow { "all".into() } else { String::new() });
     let all: Vec<String> = manifest("benchmarks/hvx").kernels.iter().map(|k| k.name.clone()).collect();
-    let kernels: Vec<String> = match chosen.as_str() {
-        "" => DEFAULT_KERNELS.iter().map(|s| s.to_string()).collect(),
-        "all" => all,
-        list => list.split(',').map(str::to_string).collect(),
-    };
+    let kernels = misaal_testkit::kernels(DEFAULT_KERNELS, &all);
     let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
     // One kernel at a time on each core.
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -133,7 +133,7 @@ fn the_committed_ruleset_proves() {
     let cfg = AuditConfig { quickcheck_cases: 100, timeout_ms: 300_000, rlimit: misaal_synth::SYNTH_RLIMIT, ..Default::default() };
     let rules = load_rules("x86.egg", &committed(), &libs, &cfg).unwrap_or_else(|d| panic!("{d}"));
     let jobs = plan(&rules, &cfg).unwrap();
-    let all = std::env::var("MISAAL_SLOW").is_ok_and(|v| v == "1");
+    let all = misaal_testkit::slow();
     let cache = Mutex::new(VerdictCache::default());
     let mut checked = 0;
     for j in jobs.iter().step_by(if all { 1 } else { 40 }) {
