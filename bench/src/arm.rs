@@ -10,8 +10,7 @@
 
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
-use crate::inputs::input_set;
-use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, stmt_file, write_input_set, error_cell};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
@@ -118,12 +117,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     for r in 0..cfg.inputs {
         // Each set in its own folder, inputs and outputs: what a failed row
         // keeps.
-        let set = input_set(k, r);
-        let sd = set_dir(&dir, r);
-        std::fs::create_dir_all(&sd).map_err(|e| format!("{}: {e}", sd.display()))?;
-        for (name, data) in &set {
-            std::fs::write(sd.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
-        }
+        let (sd, set) = write_input_set(&dir, k, r)?;
         run_tool(Command::new(&cx.qemu).args(["-cpu", "max"]).arg(&exe).arg(&sd), QEMU)?;
         let ours = std::fs::read(sd.join("out_ours.bin")).map_err(|e| e.to_string())?;
         let halide = std::fs::read(sd.join("out_halide.bin")).map_err(|e| e.to_string())?;
@@ -177,15 +171,9 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
             kernel: k.name.clone(),
-            bit_exact: {
-                // What the run left (qemu failing on an input set): kept as
-                // a mismatch is.
-                let cell = format!("no: {}", e.lines().next().unwrap_or(""));
-                let details = [e.clone()];
-                let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
-                keep_error(cfg, &ev)
-            },
+            // What the run left (qemu that failed or ran over its time;
+            // HVX's stdin.bin included) is kept as a mismatch's is.
+            bit_exact: error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into())),
             ours: None,
             halide: None,
             compiled: None,
@@ -194,17 +182,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             march: String::new(),
         });
         let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
-        println!(
-            "{:<24} {:<5} compile {:>7.1} ms  mca ours {}  halide {}  fallbacks {:>3}  {:.0} s  {}",
-            row.kernel,
-            row.method,
-            row.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            cyc(row.ours),
-            cyc(row.halide),
-            row.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-            t.elapsed().as_secs_f64(),
-            row.bit_exact
-        );
+        crate::compile::print_row(&row.kernel, row.method, row.compiled, "mca", cyc(row.ours), cyc(row.halide), t.elapsed().as_secs_f64(), &row.bit_exact);
         rows.push(row);
     }
     if rows.is_empty() {

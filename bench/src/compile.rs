@@ -98,3 +98,14 @@ fn peak_rss_of_child(cmd: &mut Command) -> Result<(std::process::ExitStatus, u64
     use std::os::unix::process::ExitStatusExt;
     Ok((std::process::ExitStatus::from_raw(status), ru.ru_maxrss as u64, err))
 }
+
+/// One row of an emulated target's console table: the compile, ours and
+/// Halide's `metric` (an mca estimate, a packet count), the fallbacks, the
+/// row's wall time and its `bit_exact` cell.
+pub fn print_row(kernel: &str, method: &str, compiled: Option<Compiled>, metric: &str, ours: String, halide: String, secs: f64, bit_exact: &str) {
+    println!(
+        "{kernel:<24} {method:<5} compile {:>7.1} ms  {metric} ours {ours}  halide {halide}  fallbacks {:>3}  {secs:.0} s  {bit_exact}",
+        compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+        compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+    );
+}

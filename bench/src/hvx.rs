@@ -9,7 +9,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::{InputSet, input_set};
-use crate::keep::{Evidence, halide_files, keep_and_note, keep_error, stmt_file};
+use crate::keep::{Evidence, halide_files, keep_and_note, stmt_file, error_cell};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -382,16 +382,9 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
         let t = Instant::now();
         let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
             kernel: k.name.clone(),
-            bit_exact: {
-                // qemu that failed (or ran over its time): what the run
-                // left, stdin.bin included, is kept as a mismatch's is
-                // ([`keep_error`]).
-                let cell = format!("no: {}", e.lines().next().unwrap_or(""));
-                let details = [e.clone()];
-                let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-                ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
-                keep_error(cfg, &ev)
-            },
+            // What the run left (qemu that failed or ran over its time;
+            // HVX's stdin.bin included) is kept as a mismatch's is.
+            bit_exact: error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into())),
             ours_packets: None,
             halide_packets: None,
             compiled: None,
@@ -400,17 +393,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             target: suite.target.clone(),
         });
         let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
-        println!(
-            "{:<24} {:<5} compile {:>7.1} ms  packets ours {}  halide {}  fallbacks {:>3}  {:.0} s  {}",
-            row.kernel,
-            row.method,
-            row.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            p(row.ours_packets),
-            p(row.halide_packets),
-            row.compiled.and_then(|c| c.fallback_exprs).map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-            t.elapsed().as_secs_f64(),
-            row.bit_exact
-        );
+        crate::compile::print_row(&row.kernel, row.method, row.compiled, "packets", p(row.ours_packets), p(row.halide_packets), t.elapsed().as_secs_f64(), &row.bit_exact);
         rows.push(row);
     }
     if rows.is_empty() {

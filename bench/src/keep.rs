@@ -236,6 +236,18 @@ pub fn keep_error(cfg: &Config, ev: &Evidence) -> String {
     if ran { keep_and_note(cfg, ev) } else { ev.verdict.to_string() }
 }
 
+/// The `bit_exact` cell of a row that ended in error `e`: `no: ` and its
+/// first line, with what the run left and Halide's `objects` kept as
+/// [`keep_error`] says. `ev` is the backend's [`Evidence`]; its verdict
+/// and details are replaced by the error's.
+pub fn error_cell(cfg: &Config, e: &str, objects: impl IntoIterator<Item = (PathBuf, PathBuf)>, ev: Evidence) -> String {
+    let cell = format!("no: {}", e.lines().next().unwrap_or(""));
+    let details = [e.to_string()];
+    let mut ev = Evidence { verdict: &cell, details: &details, ..ev };
+    ev.files.extend(halide_files(objects.into_iter().flat_map(|(o, rt)| [o, rt])));
+    keep_error(cfg, &ev)
+}
+
 /// The summary line for a run's kept folders, when any were kept.
 pub fn summary<'a>(cfg: &Config, cells: impl Iterator<Item = &'a str>) -> Option<String> {
     let n = cells.filter(|c| c.contains(KEPT_MARK)).count();
@@ -273,6 +285,19 @@ pub fn fresh_dir(dir: &Path) -> Result<(), String> {
 /// The folder of input set `run` inside a kernel's work folder.
 pub fn set_dir(dir: &Path, run: usize) -> PathBuf {
     dir.join(format!("input{run}"))
+}
+
+/// Input set `run` of `k`, each buffer written to `NAME.bin` in the set's
+/// own folder (what a failed row keeps); the folder and the set.
+pub fn write_input_set(dir: &Path, k: &crate::Kernel, run: usize) -> Result<(PathBuf, crate::inputs::InputSet), String> {
+    let set = crate::inputs::input_set(k, run);
+    let sd = set_dir(dir, run);
+    std::fs::create_dir_all(&sd).map_err(|e| format!("{}: {e}", sd.display()))?;
+    for (name, data) in &set {
+        let path = sd.join(format!("{name}.bin"));
+        std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok((sd, set))
 }
 
 /// After a row that was not kept: input set 0's folder stays (one set's

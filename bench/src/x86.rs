@@ -19,8 +19,7 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
-use crate::inputs::input_set;
-use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, keep_error, set_dir, stmt_file};
+use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, stmt_file, write_input_set, error_cell};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
@@ -232,12 +231,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     for r in 0..cfg.inputs {
         // Each set in its own folder, inputs and outputs: what a failed row
         // keeps.
-        let set = input_set(k, r);
-        let sd = set_dir(&dir, r);
-        std::fs::create_dir_all(&sd).map_err(|e| format!("{}: {e}", sd.display()))?;
-        for (name, data) in &set {
-            std::fs::write(sd.join(format!("{name}.bin")), data).map_err(|e| e.to_string())?;
-        }
+        let (sd, set) = write_input_set(&dir, k, r)?;
         let mut run = Command::new(dir.join("harness"));
         run.arg(&sd);
         let timed = r == 0 && mode == Mode::Native;
@@ -360,11 +354,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             println!("{:<26} FAILED: {e}", k.name);
             // A harness that crashed on an input set: what the run left is
             // kept as a mismatch's is ([`keep_error`]).
-            let cell = format!("no: {}", e.lines().next().unwrap_or(""));
-            let details = [e.clone()];
-            let mut ev = evidence(&cx, k, &cell, &details, "the row ended in an error".into());
-            ev.files.extend(halide_files(suite.halide_objects(&k.name).into_iter().flat_map(|(o, rt)| [o, rt])));
-            r.bit_exact = keep_error(cfg, &ev);
+            r.bit_exact = error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into()));
             r
         });
         let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
