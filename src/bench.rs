@@ -13,7 +13,7 @@ pub struct BenchArgs {
     /// suite benchmarks/hvx, reports/bench_hvx.csv) or `arm` (cross-built,
     /// run under qemu-aarch64, an llvm-mca estimate; benchmarks/arm,
     /// reports/bench_arm.csv).
-    #[arg(long, default_value = "x86", value_parser = ["x86", "arm", "hvx"])]
+    #[arg(long, default_value = "x86", value_parser = misaal_targets::NAMES)]
     pub target: String,
     /// The suite folder: manifest.json, stmt/, build/halide/.
     #[arg(long, default_value = "benchmarks")]

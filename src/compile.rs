@@ -104,11 +104,9 @@ pub fn retarget(flag: Option<&str>, module: &mut misaal_frontends::stmt::Module)
         return Ok((isa, vec![]));
     }
     let parts: Vec<&str> = module.target.split('-').collect();
-    let arch = match isa {
-        "hvx" => "hexagon",
-        other => other,
-    };
-    let bits = parts.get(1).copied().filter(|b| matches!(*b, "32" | "64")).unwrap_or(if isa == "hvx" { "32" } else { "64" });
+    // The registry's Halide architecture and default bits (`hexagon-32`).
+    let desc = misaal_targets::by_name(isa).ok_or_else(|| format!("error: --target {isa}: not in the target registry"))?;
+    let (arch, bits) = (desc.halide_arch, parts.get(1).copied().filter(|b| matches!(*b, "32" | "64")).unwrap_or(desc.halide_bits));
     // `sve`, `sve2` name no instruction misaal selects, but they are ARM's.
     let keep = |p: &str| misaal_compiler::isel::features::is_non_isa(p) && !matches!(p, "sve" | "sve2");
     let (kept, dropped): (Vec<&str>, Vec<&str>) = parts.iter().skip(2).copied().partition(|p| keep(p));

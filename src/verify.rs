@@ -107,9 +107,10 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, String> {
     }
     let file = path.display().to_string();
     // ARM and HVX rules name only specs that met qemu: an unverified one is
-    // a load error. x86 rules may name AVX-512 specs this CPU cannot check;
-    // those instantiations are counted as not audited instead.
-    let loaded = if isa.name == "x86" || args.include_unverified { load_rules(&file, &text, &libs, &cfg) } else { load_rules_verified(&file, &text, &libs, &cfg, &status) };
+    // a load error. x86 rules may name AVX-512 specs this CPU cannot check
+    // (its oracle is the CPU: the registry's `Oracle::NativeCpu`); those
+    // instantiations are counted as not audited instead.
+    let loaded = if isa.oracle == misaal_targets::Oracle::NativeCpu || args.include_unverified { load_rules(&file, &text, &libs, &cfg) } else { load_rules_verified(&file, &text, &libs, &cfg, &status) };
     let mut rules = loaded.map_err(|d| format!("{d}\n{} error(s) loading {}", d.0.len(), path.display()))?;
     if let Some(only) = &args.rule {
         rules.retain(|r| &r.name == only);

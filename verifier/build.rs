@@ -1,6 +1,8 @@
 //! The digest of the code that turns a rule instance into the semantics
-//! its proof key digests: the semantics language and unroller (`isa/src`),
-//! the rule format and its instantiation (`rulesets/src`) and the side
+//! its proof key digests: the target registry (`targets/src`: register
+//! widths are the default domain of `?vsize*`), the semantics language and
+//! unroller (`isa/src`), the rule format and its instantiation
+//! (`rulesets/src`) and the side
 //! builder (`src/audit.rs`). A rule instance's pre-key includes it, so a
 //! change to any of them invalidates every pre-key (see
 //! `audit::pre_key`). Whole folders are hashed, not the few functions
@@ -28,7 +30,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let dirs = [here.join("../isa/src"), here.join("../rulesets/src")];
+    let dirs = [here.join("../targets/src"), here.join("../isa/src"), here.join("../rulesets/src")];
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| rust_files(d)).collect();
     files.push(here.join("src/audit.rs"));
     let (mut a, mut b) = (0xcbf2_9ce4_8422_2325u64, 0x8422_2325_cbf2_9ce4u64);

@@ -79,11 +79,12 @@ pub struct Config {
 
 /// Runs the bench for `cfg.target`.
 pub fn run(cfg: &Config) -> Result<ExitCode, String> {
-    match cfg.target.as_str() {
-        "x86" => x86::bench(cfg),
-        "arm" => arm::bench(cfg),
-        "hvx" => hvx::bench(cfg),
-        t => Err(format!("error: no bench backend for target `{t}` (x86, arm, hvx)")),
+    use misaal_targets::BenchBackend as B;
+    match misaal_targets::by_name(&cfg.target).map(|desc| desc.bench) {
+        Some(B::NativeTimingAndMca) => x86::bench(cfg),
+        Some(B::EmulatedAndMca) => arm::bench(cfg),
+        Some(B::EmulatedAndPacketCount) => hvx::bench(cfg),
+        Some(B::None) | None => Err(format!("error: no bench backend for target `{}` (x86, arm, hvx)", cfg.target)),
     }
 }
 

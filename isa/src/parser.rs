@@ -29,31 +29,24 @@ use crate::diag::{Diagnostic, Span};
 use crate::lexer::{CmpTok, Tok, Token, lex};
 use std::sync::Arc;
 
-/// The targets a spec header may name, the features each knows (CPUID
-/// feature names for x86, ACLE extensions for ARM, HVX versions, and the
-/// one pseudo-feature of the Halide op library), and an example for the
-/// error. A misspelled feature would otherwise load and silently never
-/// match the CPU's, so the spec would be skipped (or, worse, assumed).
 /// "an arm", "a hvx": the article and the target name.
 fn article(target: &str) -> String {
     let an = target.starts_with(['a', 'e', 'i', 'o', 'u']);
     format!("{} {target}", if an { "an" } else { "a" })
 }
 
-const TARGET_FEATURES: &[(&str, &[&str], &str)] = &[
-    (
-        "x86",
-        &[
-            "sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2", "popcnt", "lzcnt", "pclmulqdq", "aes", "sha", "gfni", "vaes",
-            "vpclmulqdq", "avxvnni", "avxifma", "avxvnniint8", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512ifma", "avx512vbmi", "avx512vbmi2",
-            "avx512vnni", "avx512bitalg", "avx512vpopcntdq", "avx512bf16", "avx512fp16",
-        ],
-        "avx2",
-    ),
-    ("arm", &["neon", "dotprod", "i8mm", "rdm", "fp16", "bf16", "aes", "sha2", "sha3", "crc"], "neon"),
-    ("hvx", &["hvxv60", "hvxv62", "hvxv65", "hvxv66", "hvxv67", "hvxv68", "hvxv69", "hvxv73"], "hvxv60"),
-    ("halide", &["ir"], "ir"),
-];
+/// The features a spec header of `target` may name, and an example for the
+/// error: a target of the registry ([`misaal_targets::TargetDesc::cpu_features`]:
+/// CPUID names for x86, ACLE extensions for ARM, HVX versions), or
+/// `halide`, the Halide op library, whose one pseudo-feature is `ir`. A
+/// misspelled feature would otherwise load and silently never match the
+/// CPU's, so the spec would be skipped (or, worse, assumed).
+fn target_features(target: &str) -> Option<(&'static [&'static str], &'static str)> {
+    if target == "halide" {
+        return Some((&["ir"], "ir"));
+    }
+    misaal_targets::by_name(target).map(|t| (t.cpu_features, t.example_feature))
+}
 
 const KEYWORDS: &[&str] = &[
     "instr", "def", "cost", "FOR", "to", "downto", "ENDFOR", "IF", "THEN", "ELSE", "FI", "RETURN", "AND", "OR", "XOR", "NOT",
@@ -304,7 +297,7 @@ impl Parser {
         let (ret, ret_form, ret_size) = self.sized_ty(!generics.is_empty())?;
         self.expect(Tok::LBracket, "`[target feature mnemonic]`")?;
         let (target, target_span) = self.name("a target name (x86, arm, hvx or halide)")?;
-        let Some(&(_, known, example)) = TARGET_FEATURES.iter().find(|(t, ..)| *t == target) else {
+        let Some((known, example)) = target_features(&target) else {
             return self.err(target_span, format!("unknown target `{target}` (expected x86, arm, hvx or halide)"));
         };
         let mut features = Vec::new();

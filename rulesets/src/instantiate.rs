@@ -5,8 +5,11 @@
 use crate::ast::{Cond, IntExpr, Rule};
 
 /// Vector widths x86 has; the default domain of `?vsize*` in an x86 file
-/// (the same as `target::X86.vector_widths`).
-pub const X86_VECTOR_WIDTHS: [i128; 3] = [128, 256, 512];
+/// (the registry's `misaal_targets::X86.vector_widths`, as an array).
+pub const X86_VECTOR_WIDTHS: [i128; 3] = {
+    let w = misaal_targets::X86.vector_widths;
+    [w[0], w[1], w[2]]
+};
 
 /// Template keys that are not variables: `{mm}` (x86: `mm`, `mm256`,
 /// `mm512` by `?vsize*`), `{q}` (ARM: empty for a 64-bit `?vsize*`, `q` for

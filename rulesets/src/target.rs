@@ -1,42 +1,56 @@
 //! The targets a rule file can be written for, and what each one fixes for
 //! its rules: the head that names its instructions (`(x86 ...)`, `(arm ...)`,
 //! `(hvx ...)`), where its specs live, and the default domain of `?vsize*`.
-//! The compiler reads the same table, so rules and code agree on widths.
+//! The facts are the registry's ([`misaal_targets::TargetDesc`]), which the
+//! spec parser, synthesis and the compiler read too, so rules and code
+//! agree on widths; this module adds where a target's files are.
 
+use misaal_targets::TargetDesc;
 use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
 
+/// A target of the registry, seen by the rule format: its description
+/// (every field readable through `Deref`: `name`, `vector_widths`,
+/// `pair_bits`, `rule_files`...) and the paths of its specs and rulesets.
 #[derive(Debug, PartialEq, Eq, Hash)]
-pub struct TargetIsa {
-    /// The rule head, the spec folder `isa/specs/<name>/`, the bundled
-    /// ruleset `rulesets/<name>.egg` and the `target` of its spec headers.
-    pub name: &'static str,
-    /// Register widths in bits: the default domain of `?vsize*`.
-    pub vector_widths: &'static [i128],
-    /// A register pair's width, where the target has pairs as operands and
-    /// results (HVX's `pair1024` is 2048 bits); 0 if it has none.
-    pub pair_bits: u32,
-    /// The bundled rule files (`rulesets/<file>.egg`) the compiler, bench
-    /// and `misaal verify --rules <name>` load by default, in order: ARM's
-    /// ARM's and HVX's hand-written rules (`<name>_hand.egg`), then the
-    /// rules `misaal synth` writes (`<name>.egg`); x86's synthesized rules
-    /// alone, which re-derive or cover every hand-written x86 rule that can
-    /// be verified here (`x86_hand.egg` is the rediscovery corpus, loaded
-    /// with `--rules`).
-    pub rule_files: &'static [&'static str],
+pub struct TargetIsa(pub &'static TargetDesc);
+
+impl std::ops::Deref for TargetIsa {
+    type Target = TargetDesc;
+    fn deref(&self) -> &TargetDesc {
+        self.0
+    }
 }
 
-pub const X86: TargetIsa = TargetIsa { name: "x86", vector_widths: &[128, 256, 512], pair_bits: 0, rule_files: &["x86"] };
+/// x86-64, SSE to AVX-512 ([`misaal_targets::X86`]).
+pub const X86: TargetIsa = TargetIsa(&misaal_targets::X86);
 /// AArch64 NEON: 64-bit `D` and 128-bit `Q` registers.
-pub const ARM: TargetIsa = TargetIsa { name: "arm", vector_widths: &[64, 128], pair_bits: 0, rule_files: &["arm_hand", "arm"] };
+pub const ARM: TargetIsa = TargetIsa(&misaal_targets::ARM);
 /// Hexagon HVX in 128-byte mode: 1024-bit vectors; pairs are 2048-bit values.
-pub const HVX: TargetIsa = TargetIsa { name: "hvx", vector_widths: &[1024], pair_bits: 2048, rule_files: &["hvx_hand", "hvx"] };
+pub const HVX: TargetIsa = TargetIsa(&misaal_targets::HVX);
 
 pub const TARGETS: [&TargetIsa; 3] = [&X86, &ARM, &HVX];
 
 impl TargetIsa {
-    /// The target whose rule head (and spec folder) is `name`.
+    /// The target whose rule head (and spec folder) is `name`: a bundled
+    /// one, or one [`misaal_targets::register`]ed in this process.
     pub fn by_name(name: &str) -> Option<&'static TargetIsa> {
-        TARGETS.into_iter().find(|t| t.name == name)
+        if let Some(t) = TARGETS.into_iter().find(|t| t.name == name) {
+            return Some(t);
+        }
+        let desc = misaal_targets::by_name(name)?;
+        static EXTRA: OnceLock<Mutex<Vec<&'static TargetIsa>>> = OnceLock::new();
+        let mut extra = EXTRA.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = extra.iter().find(|t| std::ptr::eq(t.0, desc)) {
+            return Some(t);
+        }
+        let t: &'static TargetIsa = Box::leak(Box::new(TargetIsa(desc)));
+        extra.push(t);
+        Some(t)
+    }
+    /// The registry's description.
+    pub fn desc(&self) -> &'static TargetDesc {
+        self.0
     }
     /// `isa/specs/<name>/`.
     pub fn spec_dir(&self) -> PathBuf {
@@ -47,7 +61,7 @@ impl TargetIsa {
     pub fn bundled_ruleset(&self) -> PathBuf {
         crate::bundled_ruleset(self.name)
     }
-    /// Every rule file loaded by default for the target ([`Self::rule_files`]).
+    /// Every rule file loaded by default for the target ([`TargetDesc::rule_files`]).
     pub fn default_rulesets(&self) -> Vec<PathBuf> {
         self.rule_files.iter().map(|f| crate::bundled_ruleset(f)).collect()
     }

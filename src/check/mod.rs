@@ -24,6 +24,7 @@ use misaal_isa::evidence::{self, EvidenceFile, EvidenceRow, Machine};
 use misaal_isa::status::{SpecStatus, StatusTable};
 use misaal_isa::{Instr, Semantics, SpecLibrary};
 use misaal_reports::SemanticsRow;
+use misaal_targets::{Harness, Oracle as OracleKind};
 use misaal_verifier::oracle::{NoTools, Restricted};
 use misaal_verifier::twin::find_twin;
 use misaal_verifier::{ArmQemu, DiffConfig, HvxQemu, Oracle, Verdict, X86Silicon, check_against};
@@ -78,13 +79,18 @@ pub fn today() -> String {
 
 pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     let CheckArgs { family, filter, cfg, out, jobs, evidence, cpu_features, export, import } = args;
-    if !["x86", "arm", "hvx"].contains(&spec.target.as_str()) {
+    // The registry says which oracle checks the target's specs.
+    let Some(oracle_kind) = misaal_targets::by_name(&spec.target).map(|d| d.oracle).filter(|o| *o != OracleKind::None) else {
         return Err(format!("error: no oracle for target `{}`; x86 is checked on silicon, arm and hvx under qemu", spec.target));
-    }
+    };
+    let harness = match oracle_kind {
+        OracleKind::Emulator { harness, .. } => Some(harness),
+        OracleKind::NativeCpu | OracleKind::None => None,
+    };
     if cfg.cases == 0 {
         return Err("error: --cases must be at least 1: a spec is `silicon` only after agreeing with the CPU on cases that ran".into());
     }
-    if cpu_features.is_some() && spec.target != "x86" {
+    if cpu_features.is_some() && oracle_kind != OracleKind::NativeCpu {
         return Err("error: --cpu-features restricts the x86 oracle; arm and hvx run under qemu".into());
     }
     let lib = load(spec)?;
@@ -110,7 +116,7 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
     // ARM: one harness for every spec, and all their cases run up front in
     // one qemu process per job; x86 runs each spec on this CPU.
-    let arm = if spec.target == "arm" {
+    let arm = if harness == Some(Harness::AArch64Linux) {
         let instrs: Vec<&Instr> = todo.iter().map(|(i, _)| i.as_ref()).collect();
         let q = ArmQemu::new(&instrs).map_err(|e| format!("error: cannot check ARM specs: {e}"))?;
         q.prefetch(&instrs, &cfg, jobs);
@@ -121,8 +127,8 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     // HVX likewise: one freestanding harness, batched under qemu-hexagon.
     // Without its tools every spec is skipped with the reason, as specs a
     // CPU lacks the features for are; a harness that fails to build is an error.
-    let hvx_missing = if spec.target == "hvx" { HvxQemu::tools().err().map(NoTools) } else { None };
-    let hvx = if spec.target == "hvx" && hvx_missing.is_none() {
+    let hvx_missing = if harness == Some(Harness::HexagonFreestanding) { HvxQemu::tools().err().map(NoTools) } else { None };
+    let hvx = if harness == Some(Harness::HexagonFreestanding) && hvx_missing.is_none() {
         let instrs: Vec<&Instr> = todo.iter().map(|(i, _)| i.as_ref()).collect();
         let q = HvxQemu::new(&instrs).map_err(|e| format!("error: cannot check HVX specs: {e}"))?;
         q.prefetch(&instrs, &cfg, jobs);
@@ -197,8 +203,8 @@ pub fn check(spec: &SpecArgs, args: CheckArgs) -> Result<ExitCode, String> {
     // by any machine's current evidence) counts as verified.
     let verified_now: BTreeMap<String, SpecStatus> = outcomes.iter().filter(|o| o.status.is_verified()).map(|o| (o.row.intrinsic.clone(), o.status)).collect();
     let mut twins: BTreeMap<String, String> = BTreeMap::new();
-    // (x86 only: no ARM or HVX spec has a second encoding.)
-    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && spec.target == "x86") {
+    // (Specs a CPU skips, on x86: no ARM or HVX spec has a second encoding.)
+    for o in outcomes.iter_mut().filter(|o| o.status == SpecStatus::Skipped && oracle_kind == OracleKind::NativeCpu) {
         let (i, sem) = lib.get(&o.row.intrinsic).expect("checked spec");
         if let Some(twin) = find_twin(&lib, &before, &verified_now, i, sem) {
             o.status = SpecStatus::ProvenTwin;

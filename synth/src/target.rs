@@ -1,23 +1,18 @@
 //! What synthesis needs to know about a target, as data: one enumerator,
 //! one abstraction and one writer serve x86, ARM NEON and HVX, each
-//! parametrized by a [`SynthTarget`]. The rule head, the register widths
-//! and the spec folder come from `misaal_rulesets::TargetIsa`, the table
-//! the verifier and the compiler read too.
+//! parametrized by a [`SynthTarget`]. The rule head, the register widths,
+//! the spec folder and the name style come from the target registry
+//! (`misaal_targets::TargetDesc`, seen through `misaal_rulesets::TargetIsa`),
+//! which the verifier and the compiler read too; this file adds only what
+//! the enumeration needs.
 
 use crate::enumerate::halide::HTy;
 use misaal_rulesets::TargetIsa;
 
 /// How a target spells element types in its instruction names, which the
-/// abstraction turns into name templates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NameStyle {
-    /// `_mm256_add_epi16`: `{mm}` from `?vsize`, digits from `?bw`.
-    X86,
-    /// `vaddq_u16`: `{q}` from `?vsize`, `{su}` from `?sign`, digits from `?bw`.
-    Arm,
-    /// `Q6_Vuh_vadd_VuhVuh_sat`: `{ty}` (`ub`/`b`...) or `{e}` (`b`...) from `?bw` and `?sign`.
-    Hvx,
-}
+/// abstraction turns into name templates: the registry's
+/// [`misaal_targets::TargetDesc::name_style`].
+pub use misaal_targets::NameStyle;
 
 /// `shuffle(hi(x), lo(x), control)` for a pair-valued term `x`.
 #[derive(Debug)]
@@ -43,7 +38,6 @@ pub struct SynthTarget {
     /// Widths of the Halide unit types: x86 and HVX 128; ARM 128 (Q
     /// registers) and 64 (D registers, whose long forms give 128 bits).
     pub unit_widths: &'static [u32],
-    pub names: NameStyle,
     /// Scalar (`bv8` to `bv32`) operands are enumerated like immediates
     /// (ARM's `_n` forms, HVX's `Rt`); x86's scalar forms are left out.
     pub scalar_operands: bool,
@@ -80,7 +74,6 @@ pub const X86: SynthTarget = SynthTarget {
     operand_widths: &[128, 256],
     lane_scale: 1,
     unit_widths: &[128],
-    names: NameStyle::X86,
     scalar_operands: false,
     depth: 2,
     pair_shuffle: None,
@@ -96,7 +89,6 @@ pub const ARM: SynthTarget = SynthTarget {
     operand_widths: &[64, 128],
     lane_scale: 1,
     unit_widths: &[128, 64],
-    names: NameStyle::Arm,
     scalar_operands: true,
     depth: 1,
     pair_shuffle: None,
@@ -113,7 +105,6 @@ pub const HVX: SynthTarget = SynthTarget {
     operand_widths: &[1024, 2048],
     lane_scale: 8,
     unit_widths: &[128],
-    names: NameStyle::Hvx,
     scalar_operands: true,
     depth: 1,
     // `vshuff` of the halves with control -2 interleaves halfwords, -4 words.
@@ -135,6 +126,11 @@ impl SynthTarget {
     /// The rule head and ruleset name: `x86`, `arm`, `hvx`.
     pub fn name(&self) -> &'static str {
         self.isa.name
+    }
+    /// How its instruction names spell types and widths (the registry's
+    /// [`misaal_targets::TargetDesc::name_style`]).
+    pub fn names(&self) -> NameStyle {
+        self.isa.name_style
     }
     /// The register widths a rule's `?vsize` ranges over.
     pub fn vector_widths(&self) -> &'static [i128] {

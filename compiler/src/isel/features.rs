@@ -70,15 +70,20 @@ const HVX_FEATURES: &[(&str, &[&str], &[&str])] = &[
     ("hvx_v68", &["hvx_v66"], &["hvxv67", "hvxv68"]),
 ];
 
-/// The feature table of an ISA (`x86`, `arm`, `hvx`) and the spec
-/// features every target of it has.
+/// The feature table of an ISA (`x86`, `arm`, `hvx`): Halide's feature
+/// names of its architecture ([`misaal_targets::TargetDesc::halide_arch`]),
+/// and the spec features every target of it has
+/// ([`misaal_targets::TargetDesc::baseline_features`]).
 fn table(isa: &str) -> Result<(&'static [(&'static str, &'static [&'static str], &'static [&'static str])], &'static [&'static str]), String> {
-    match isa {
-        "x86" => Ok((HALIDE_FEATURES, &["sse", "sse2"])),
-        "arm" => Ok((ARM_FEATURES, &["neon"])),
-        "hvx" => Ok((HVX_FEATURES, &[])),
-        other => Err(format!("no feature table for ISA `{other}`")),
-    }
+    let no_table = || format!("no feature table for ISA `{isa}`");
+    let desc = misaal_targets::by_name(isa).ok_or_else(no_table)?;
+    let halide = match desc.halide_arch {
+        "x86" => HALIDE_FEATURES,
+        "arm" => ARM_FEATURES,
+        "hexagon" => HVX_FEATURES,
+        _ => return Err(no_table()),
+    };
+    Ok((halide, desc.baseline_features))
 }
 
 /// Target-string parts that say nothing about instructions.
@@ -169,7 +174,8 @@ impl CpuFeatures {
     /// What each instruction needs beyond F (BW for bytes and words, VL
     /// for its 128- and 256-bit forms) is checked per rule instance.
     pub fn register_bits(&self, isa: &str, default_bits: i64) -> i64 {
-        if isa == "x86" && self.features.contains("avx512f") { 512 } else { default_bits }
+        // The registry's `wider_registers`: x86's zmm with `avx512f`.
+        misaal_targets::by_name(isa).map_or(default_bits, |desc| desc.register_bits_with(default_bits, |f| self.features.contains(f)))
     }
 
     /// The features of `needs` that are missing.

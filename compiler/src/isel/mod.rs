@@ -48,18 +48,18 @@ pub const EXACT_BUDGET: usize = 20_000;
 /// plain C operation, in cycles.
 pub const SCALAR_OP_COST: f64 = 1.0;
 
-/// The instruction sets the compiler selects for: each is a folder of
-/// specs under `isa/specs/` and a Halide architecture.
-pub const ISAS: &[&str] = &["x86", "arm", "hvx"];
+/// The instruction sets the compiler selects for: the registry's targets
+/// ([`misaal_targets::TARGETS`]), each a folder of specs under
+/// `isa/specs/` and a Halide architecture.
+pub const ISAS: &[&str] = &misaal_targets::NAMES;
 
 /// The ISA a Halide target string names by its architecture
-/// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`).
+/// (`x86-64-...`, `arm-64-...`, `hexagon-32-...`: the registry's
+/// [`misaal_targets::TargetDesc::halide_arch`]).
 pub fn isa_of_halide_target(target: &str) -> Result<&'static str, String> {
-    match target.split('-').next() {
-        Some("x86") => Ok("x86"),
-        Some("arm") => Ok("arm"),
-        Some("hexagon") => Ok("hvx"),
-        _ => Err(format!("target `{target}` is none of x86-64, arm-64, hexagon-32 (the ISAs misaal compiles for)")),
+    match misaal_targets::of_halide_target(target) {
+        Some(desc) => Ok(desc.name),
+        None => Err(format!("target `{target}` is none of x86-64, arm-64, hexagon-32 (the ISAs misaal compiles for)")),
     }
 }
 
@@ -68,6 +68,8 @@ pub struct Target {
     /// `x86`, `arm` or `hvx` (see [`ISAS`]): the spec folder, the rule
     /// file's default name and the C dialect ([`dialect::for_isa`]).
     pub isa: &'static str,
+    /// The registry's description of `isa`.
+    pub desc: &'static misaal_targets::TargetDesc,
     /// The target's instruction specs (bodies of unverified ones withheld).
     pub instrs: SpecLibrary,
     pub halide: SpecLibrary,
@@ -92,13 +94,8 @@ impl Target {
         // The widest register emission holds a value in (AVX2 here, NEON's
         // Q registers, one HVX vector); rules instantiate at the rule
         // target's widths.
-        let (isa, register_bits): (&'static str, i64) = match isa {
-            "x86" => ("x86", 256),
-            "arm" => ("arm", 128),
-            "hvx" => ("hvx", 1024),
-            other => return Err(format!("error: unknown target `{other}` (known: {})", ISAS.join(", "))),
-        };
-        let widths = misaal_rulesets::TargetIsa::by_name(isa).ok_or_else(|| format!("error: no rule target `{isa}`"))?.vector_widths;
+        let desc = misaal_targets::by_name(isa).ok_or_else(|| format!("error: unknown target `{isa}` (known: {})", ISAS.join(", ")))?;
+        let (isa, register_bits, widths) = (desc.name, desc.register_bits, desc.vector_widths);
         let dir = misaal_isa::bundled_spec_dir(isa);
         let mut instrs = SpecLibrary::load_dir_lazy(&dir).map_err(|d| d.to_string())?;
         // Status checks take spec digests from the memo instead of unrolling.
@@ -111,7 +108,7 @@ impl Target {
         instrs.release_bodies();
         let halide = misaal_frontends::halide_ops().map_err(|d| d.to_string())?;
         let costs = CostModel::load(&instrs, Some(&extract::bundled_cost_table_for(isa)));
-        Ok(Target { isa, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
+        Ok(Target { isa, desc, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
     }
 
     /// The target of a Stmt whose header says `target=`, or of `--target`,
@@ -125,7 +122,7 @@ impl Target {
     }
 
     pub fn rule_env(&self) -> RuleEnv<'_> {
-        RuleEnv { instrs: &self.instrs, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths, register_bits: (self.isa == "x86").then_some(self.register_bits) }
+        RuleEnv { instrs: &self.instrs, halide: &self.halide, status: &self.status, vector_widths: &self.vector_widths, register_bits: self.desc.wider_registers.is_some().then_some(self.register_bits) }
     }
 }
 
@@ -462,7 +459,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
 
     let t = Instant::now();
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
-    graph.mark_glue(target.register_bits, target.isa == "hvx");
+    graph.mark_glue(target.register_bits, target.desc.sub_register_values);
     let classes = encode::canonical_classes(&egraph, &dag);
     // Extraction reads the copy in `graph`: the e-graph and its compiled
     // rules (a third of a compile's peak heap) go before it allocates.

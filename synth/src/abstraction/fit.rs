@@ -152,7 +152,7 @@ pub fn mm_width(name: &str) -> Option<(i128, &str)> {
 /// ARM's and HVX's vector size is the root type's width, or half of it for
 /// a register pair (HVX's `W` results).
 pub fn params_for(lhs: &Term, rhs: &Term, target: &crate::target::SynthTarget) -> Option<Params> {
-    if target.names == crate::target::NameStyle::X86 {
+    if target.names() == crate::target::NameStyle::X86 {
         return params(lhs, rhs);
     }
     let Term::Op(_, args, _) = lhs else { return None };

@@ -140,7 +140,7 @@ impl Gen<'_> {
     fn num(&self, slot: Slot, e: &IntExpr) -> IntExpr {
         match e {
             IntExpr::Lit(x) if slot == Slot::Value && self.lift.contains(x) => IntExpr::Var("c".into()),
-            IntExpr::Lit(x) if slot == Slot::Lanes && self.lanes_fitted && *x <= 2 && self.target.names != NameStyle::X86 => fit::fit_lanes(*x, &self.p),
+            IntExpr::Lit(x) if slot == Slot::Lanes && self.lanes_fitted && *x <= 2 && self.target.names() != NameStyle::X86 => fit::fit_lanes(*x, &self.p),
             IntExpr::Lit(x) => fit(slot, *x, &self.p, self.lanes_fitted),
             other => other.clone(),
         }
@@ -152,7 +152,7 @@ impl Gen<'_> {
             Term::Int(e, _) => render_int(&self.num(slot, e)),
             Term::Type(s, e, n, _) => render_type(&self.num(Slot::Sign, s), &self.num(Slot::Bits, e), &self.num(Slot::Lanes, n)),
             Term::Instr(name, args, _) => {
-                let n = match self.target.names {
+                let n = match self.target.names() {
                     NameStyle::X86 => self.name(name),
                     NameStyle::Arm => self.arm_name(name),
                     NameStyle::Hvx => self.hvx_name(name),

@@ -121,7 +121,7 @@ pub fn run_for(
             }
         }
     }
-    if with_legalize && target.names == crate::target::NameStyle::X86 {
+    if with_legalize && target.names() == crate::target::NameStyle::X86 {
         // The left sides the instruction rules above lower: an expansion
         // of one of those is the first to go when expansions loop.
         let lowered: HashSet<Ground> =
@@ -168,7 +168,7 @@ fn best_cover(points: &[Vec<i128>], arity: usize, universe: &dyn Fn(&[i128]) -> 
 }
 
 fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
-    if target.names != crate::target::NameStyle::X86 {
+    if target.names() != crate::target::NameStyle::X86 {
         return format!(
             "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown).",
             o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown
@@ -266,7 +266,7 @@ fn provenance(a: &Abstract, name: &str, concrete: &[Concrete], proved: usize) ->
         }
     }
     let names: Vec<&str> = a.members.iter().take(4).map(|m| concrete[*m].rule.name.as_str()).collect();
-    let variant = match (&a.variant_of, a.target.names) {
+    let variant = match (&a.variant_of, a.target.names()) {
         (Some(v), crate::target::NameStyle::X86) => format!(" (name variant of {v}: the `x` of Intel's 64-bit form dropped)"),
         (Some(v), _) => format!(" (variant of {v})"),
         (None, _) => String::new(),

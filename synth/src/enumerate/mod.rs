@@ -102,7 +102,7 @@ impl Config {
             text.push_str(&format!(" accumulator +{}", self.accumulator_extra));
         }
         // x86's digest is what it was before there were other targets.
-        if self.target.names != NameStyle::X86 {
+        if self.target.names() != NameStyle::X86 {
             text.push_str(&format!(" target {}", self.target.name()));
         }
         let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
@@ -303,7 +303,7 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
         })
         .collect();
     let mut candidates = candidates;
-    if target.names == NameStyle::X86 {
+    if target.names() == NameStyle::X86 {
         candidates.extend(pack_candidates(inp, &mut hp, xp, &by_low, full_inputs, &sig));
     }
     res.matched = candidates.len();

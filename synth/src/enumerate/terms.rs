@@ -107,7 +107,7 @@ pub fn usable(lib: &misaal_isa::SpecLibrary, class_of: &dyn Fn(&str) -> Option<S
     // the pool, so x86's come widest family first: the form that exists at
     // every register width (`_mm{,256,512}_dpbusd_epi32`) rather than a
     // twin that stops at 256 bits, whose rule could not abstract to 512.
-    if target.names == crate::target::NameStyle::X86 {
+    if target.names() == crate::target::NameStyle::X86 {
         let width = crate::legalize::family_width(lib);
         // Yet an instruction an AVX2 CPU has comes before its AVX-512VL
         // twin (`vbroadcasti128` before `vbroadcasti32x4`): the rule is

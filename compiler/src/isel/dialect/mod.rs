@@ -118,11 +118,12 @@ pub fn for_isa(isa: &str) -> Result<Box<dyn Dialect>, String> {
 /// 512 with AVX-512F, see `CpuFeatures::register_bits`; `None` is the
 /// ISA's default).
 pub fn for_registers(isa: &str, register_bits: Option<i64>) -> Result<Box<dyn Dialect>, String> {
-    match isa {
-        "x86" => Ok(Box::new(X86 { zmm: register_bits == Some(512) })),
-        "arm" => Ok(Box::new(arm::Arm::new()?)),
-        "hvx" => Ok(Box::new(hvx::Hvx)),
-        other => Err(format!("no C dialect for ISA `{other}`")),
+    use misaal_targets::Dialect as D;
+    match misaal_targets::by_name(isa).map(|desc| desc.dialect) {
+        Some(D::X86Intrinsics) => Ok(Box::new(X86 { zmm: register_bits == Some(512) })),
+        Some(D::NeonIntrinsics) => Ok(Box::new(arm::Arm::new()?)),
+        Some(D::HvxIntrinsics) => Ok(Box::new(hvx::Hvx)),
+        Some(D::None) | None => Err(format!("no C dialect for ISA `{isa}`")),
     }
 }
 
