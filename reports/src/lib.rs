@@ -62,6 +62,19 @@ pub fn write_csv_atomic(df: &mut DataFrame, path: &Path) -> Result<(), ReportErr
     write_csv_atomic_quoting(df, path, QuoteStyle::default())
 }
 
+/// The CSV at `path`, with its header; a missing file is an I/O error
+/// naming it.
+fn read_csv(path: &Path) -> Result<DataFrame, ReportError> {
+    if !path.exists() {
+        return Err(ReportError::Io(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{}: no such file", path.display()))));
+    }
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))
+        .and_then(|r| r.finish())
+        .map_err(ReportError::Polars)
+}
+
 /// [`write_csv_atomic`], quoting fields as `quote` says.
 fn write_csv_atomic_quoting(df: &mut DataFrame, path: &Path, quote: QuoteStyle) -> Result<(), ReportError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -331,7 +344,7 @@ pub const SYNTH_COLUMNS: [&str; 4] = ["phase", "wall_s", "outputs", "detail"];
 /// are kept, in phase order), written atomically.
 pub fn update_synth_csv(row: &SynthPhaseRow, path: &Path) -> Result<(), ReportError> {
     let mut rows: Vec<SynthPhaseRow> = Vec::new();
-    if let Ok(df) = CsvReadOptions::default().with_has_header(true).try_into_reader_with_file_path(Some(path.to_path_buf())).and_then(|r| r.finish()) {
+    if let Ok(df) = read_csv(path) {
         let col = |n: &str| df.column(n).ok().cloned();
         if let (Some(p), Some(w), Some(o), Some(d)) = (col("phase"), col("wall_s"), col("outputs"), col("detail")) {
             for i in 0..df.height() {

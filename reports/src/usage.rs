@@ -5,7 +5,7 @@
 //! (`NAME[var=value,...]`), so these files are read back as CSV, never
 //! split on commas.
 
-use crate::{CLASS_COLUMNS, ReportError, write_csv_atomic};
+use crate::{CLASS_COLUMNS, ReportError, read_csv, write_csv_atomic};
 use polars::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
@@ -51,17 +51,6 @@ pub fn write_rule_usage_csv(rows: &[RuleUsageRow], path: &Path) -> Result<(), Re
 /// One kernel's `rule_usage.csv` (the rows' `kernel` is not written).
 pub fn write_kernel_rule_usage_csv(rows: &[RuleUsageRow], path: &Path) -> Result<(), ReportError> {
     write_csv_atomic(&mut usage_frame(rows, false).map_err(ReportError::Polars)?, path)
-}
-
-fn read_csv(path: &Path) -> Result<DataFrame, ReportError> {
-    if !path.exists() {
-        return Err(ReportError::Io(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{}: no such file", path.display()))));
-    }
-    CsvReadOptions::default()
-        .with_has_header(true)
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))
-        .and_then(|r| r.finish())
-        .map_err(ReportError::Polars)
 }
 
 fn missing(path: &Path, column: &str, e: PolarsError) -> ReportError {
