@@ -13,7 +13,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::{SpecLibrary, SpecStatus, StatusTable};
 use misaal_verifier::mutation::{MutationKind, mutants, prove_equivalent_in_range};
 use misaal_verifier::smt::{Equivalence, prove_equivalent};
-use misaal_verifier::arm::uniform_edge_cases;
+use misaal_verifier::differential::uniform_edge_cases;
 use misaal_verifier::{ArmQemu, DiffConfig, Oracle, Verdict, cases_for, check_against};
 use std::collections::BTreeMap;
 

@@ -6,9 +6,6 @@ use crate::emulated::{Emulated, EmulatedTarget};
 use misaal_isa::Instr;
 use misaal_oracle_arm::{Harness, Toolchain};
 
-/// Where the edge cases used to live; both emulated targets use them.
-pub use crate::differential::uniform_edge_cases;
-
 pub struct Arm;
 
 pub type ArmQemu = Emulated<Arm>;
