@@ -8,15 +8,15 @@
 //! interpreter. qemu's run time says nothing about an ARM core, so speed
 //! is llvm-mca's estimate on a Neoverse N1 ([`crate::mca`]).
 
-use crate::check::{Outcome, Verdict, interpret_all, outcome};
+use crate::check::{Outcome, Verdict, outcome};
 use crate::compile::{Compiled, Job, compile};
-use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, stmt_file, write_input_set, error_cell};
+use crate::keep::{drop_later_sets, halide_files, keep_and_note, write_input_set};
+use crate::run::Run;
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Instant;
 
 const CC: &str = "aarch64-linux-gnu-gcc";
 const QEMU: &str = "qemu-aarch64";
@@ -72,28 +72,26 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
 }
 
 struct Context<'a> {
-    cfg: &'a Config,
-    suite: &'a Suite,
+    run: Run<'a>,
     cc: PathBuf,
     qemu: PathBuf,
     tools: Tools,
-    work: &'a Path,
     include: &'a Path,
 }
 
 fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
-    let cfg = cx.cfg;
-    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    let (cfg, suite) = (cx.run.cfg, cx.run.suite);
+    let dir = crate::keep::kernel_dir(cx.run.work, &k.name)?;
     crate::keep::fresh_dir(&dir)?;
-    let stmt = cx.suite.stmt(&k.name);
+    let stmt = suite.stmt(&k.name);
     // `misaal compile --target arm` in a child, with `--rules`, as x86 and
     // HVX compile: its time and peak memory are its own.
     let compiled = compile(cfg, &Job { stmt: &stmt, isa: "arm", symbol: &format!("misaal_{}", k.function), out: &dir.join("ours.c"), naive: cfg.naive, usage_dir: None })?;
     let module = crate::parse_stmt(&stmt)?;
     let features = misaal_compiler::isel::features::CpuFeatures::from_halide_target(&module.target)?;
     let march = march(&features);
-    let Some((hobj, runtime)) = cx.suite.halide_objects(&k.name) else {
-        return Err(format!("no Halide object for {} in {} (python3 benchmarks/generate.py --suite {} --target {})", k.name, cx.suite.dir.join("build/halide").display(), cx.suite.dir.display(), cx.suite.target));
+    let Some((hobj, runtime)) = suite.halide_objects(&k.name) else {
+        return Err(format!("no Halide object for {} in {} (python3 benchmarks/generate.py --suite {} --target {})", k.name, suite.dir.join("build/halide").display(), suite.dir.display(), suite.target));
     };
     write_atomic(&dir.join("main.c"), &crate::harness_c::harness(&k.function, &k.args)?)?;
     let inc = |c: &mut Command| {
@@ -126,19 +124,12 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         ours_out.push(ours);
     }
     v.refs.push("Halide");
-    let mut interp_outs = Vec::new();
-    if cfg.interp {
-        interp_outs = interpret_all(&module, k, &sets)?;
-        for (r, want) in interp_outs.iter().enumerate() {
-            v.compare(r, &ours_out[r], want, "the reference interpreter");
-        }
-        v.refs.push("interpreter");
-    }
+    let interp_outs = v.against_interpreter(cfg.interp, &module, k, &sets, &ours_out)?;
     let ours = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &obj).map_err(|e| format!("estimate (ours): {e}"))?;
     let halide = estimate(&cx.tools, Arch::Aarch64, MCA_CPU, &hobj).map_err(|e| format!("estimate (Halide): {e}"))?;
     let mut bit_exact = v.cell();
     if outcome(&bit_exact) == Outcome::Failed {
-        let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-aarch64 -cpu max, -march={march}"));
+        let mut ev = cx.run.evidence(k, &bit_exact, &v.details, format!("qemu-aarch64 -cpu max, -march={march}"));
         ev.files.extend(halide_files([hobj.clone(), runtime.clone()]));
         ev.blobs = interp_outs.into_iter().enumerate().map(|(r, b)| (format!("input{r}/out_interpreter.bin"), b)).collect();
         bit_exact = keep_and_note(cfg, &ev);
@@ -151,12 +142,6 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
 /// How to run a kept ARM program again.
 const RERUN: &str = "cp -r input0 again && qemu-aarch64 -cpu max ./kernel again   (writes out_ours.bin and out_halide.bin into again/)";
 
-/// A failed row's evidence before the backend adds what only it knows:
-/// the kernel's work folder and its Stmt.
-fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "arm", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
-}
-
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let suite = Suite::load(cfg)?;
     let get = |t: &str, pkg: &str| which(t).ok_or_else(|| format!("error: misaal bench --target arm needs {t}, not found on PATH (scripts/setup.sh installs {pkg})"));
@@ -165,45 +150,32 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = cfg.work_dir.join("arm");
     let _lock = WorkLock::take(&work)?;
-    let cx = Context { cfg, suite: &suite, cc, qemu, tools, work: &work, include: &include };
-    let mut rows = Vec::new();
-    for k in suite.selected(cfg) {
-        let t = Instant::now();
-        let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
-            kernel: k.name.clone(),
-            // What the run left (qemu that failed or ran over its time;
-            // HVX's stdin.bin included) is kept as a mismatch's is.
-            bit_exact: error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into())),
-            ours: None,
-            halide: None,
-            compiled: None,
-            method: if cfg.naive { "naive" } else { "isel" },
-            target: suite.target.clone(),
-            march: String::new(),
-        });
-        let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
-        crate::compile::print_row(&row.kernel, row.method, row.compiled, "mca", cyc(row.ours), cyc(row.halide), t.elapsed().as_secs_f64(), &row.bit_exact);
-        rows.push(row);
-    }
-    if rows.is_empty() {
-        return Err("error: no kernel matches".into());
-    }
-    let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
-    let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
-    let (geo, n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
+    let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "arm", rerun: RERUN }, cc, qemu, tools, include: &include };
+    let failed = |k: &Kernel, e: String| Row {
+        kernel: k.name.clone(),
+        bit_exact: cx.run.error_cell(k, &e),
+        ours: None,
+        halide: None,
+        compiled: None,
+        method: if cfg.naive { "naive" } else { "isel" },
+        target: suite.target.clone(),
+        march: String::new(),
+    };
+    let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
+    let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "mca", cyc(row.ours), cyc(row.halide), secs, &row.bit_exact);
+    let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
+    let n = cx.run.counts(rows.iter().map(|r| r.bit_exact.as_str()));
+    let (geo, geo_n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
     let fallbacks: u64 = rows.iter().filter_map(|r| r.compiled.and_then(|c| c.fallback_exprs)).sum();
     println!(
-        "{exact} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {n} kernels; {fallbacks} fallback expression(s)",
+        "{} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {geo_n} kernels; {fallbacks} fallback expression(s)",
+        n.exact,
         rows.len()
     );
-    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
-        println!("{kept}");
-    }
-    std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
-    let path = cfg.report_dir.join("bench_arm.csv");
-    misaal_reports::write_bench_arm_csv(&report_rows(&rows), &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+    cx.run.note_kept(rows.iter().map(|r| r.bit_exact.as_str()));
+    let path = cx.run.write_report("bench_arm.csv", |p| misaal_reports::write_bench_arm_csv(&report_rows(&rows), p))?;
     println!("wrote {}", path.display());
-    Ok(crate::exit_status(failed, unchecked, cfg.allow_unchecked))
+    Ok(crate::exit_status(n.failed, n.unchecked, cfg.allow_unchecked))
 }
 
 #[cfg(test)]

@@ -92,6 +92,22 @@ impl Verdict {
         }
     }
 
+    /// Ours (`ours[r]`, input set `r`'s output) against the reference
+    /// interpreter on every set, which then counts as a reference, when
+    /// `interp` asks for it. The interpreter's outputs (none when skipped),
+    /// for the folder a failed row keeps.
+    pub fn against_interpreter(&mut self, interp: bool, module: &Module, k: &Kernel, sets: &[InputSet], ours: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
+        if !interp {
+            return Ok(Vec::new());
+        }
+        let want = interpret_all(module, k, sets)?;
+        for (r, w) in want.iter().enumerate() {
+            self.compare(r, &ours[r], w, "the reference interpreter");
+        }
+        self.refs.push("interpreter");
+        Ok(want)
+    }
+
     /// The `bit_exact` cell: `no: ...`, `unchecked (...)` or `yes (N
     /// inputs, REFS...)`.
     pub fn cell(&self) -> String {

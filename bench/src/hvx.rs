@@ -9,7 +9,8 @@
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Compiled, Job, compile};
 use crate::inputs::{InputSet, input_set};
-use crate::keep::{Evidence, halide_files, keep_and_note, stmt_file, error_cell};
+use crate::keep::{halide_files, keep_and_note};
+use crate::run::Run;
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -195,18 +196,16 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
 }
 
 struct Context<'a> {
-    cfg: &'a Config,
-    suite: &'a Suite,
+    run: Run<'a>,
     tc: &'a Toolchain,
     objdump: Option<PathBuf>,
-    work: &'a Path,
     include: &'a Path,
 }
 
 fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
-    let (cfg, function, args) = (cx.cfg, &k.function, &k.args);
-    let stmt = cx.suite.stmt(&k.name);
-    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    let (cfg, suite, function, args) = (cx.run.cfg, cx.run.suite, &k.function, &k.args);
+    let stmt = suite.stmt(&k.name);
+    let dir = crate::keep::kernel_dir(cx.run.work, &k.name)?;
     crate::keep::fresh_dir(&dir)?;
     std::fs::create_dir_all(dir.join("include")).map_err(|e| format!("{}: {e}", dir.display()))?;
     for (h, text) in SHIM_HEADERS {
@@ -216,7 +215,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     let ours_sym = format!("misaal_{function}");
     let compiled = compile(cfg, &Job { stmt: &stmt, isa: "hvx", symbol: &ours_sym, out: &dir.join("ours.c"), naive: cfg.naive, usage_dir: None })?;
     let ours_c = std::fs::read_to_string(dir.join("ours.c")).map_err(|e| e.to_string())?;
-    let hl = cx.suite.halide_objects(&k.name);
+    let hl = suite.halide_objects(&k.name);
     let mut variants = vec![Variant { label: "ours", function: ours_sym.clone() }];
     let mut units = vec![("harness".to_string(), String::new()), ("runtime".to_string(), format!("{RUNTIME_H}{RUNTIME_C}{HALIDE_SUPPORT_C}")), ("ours".to_string(), ours_c)];
     if !cfg.naive {
@@ -316,7 +315,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     }
     v.unchecked_why = vec!["no Halide object".into(), "interpreter skipped".into()];
     let halide = match &hl {
-        None => format!("absent: no {} (python3 benchmarks/generate.py --suite benchmarks/hvx --target hexagon-32-noos-hvx-hvx_128)", cx.suite.dir.join("build/halide").join(format!("{}.o", k.name)).display()),
+        None => format!("absent: no {} (python3 benchmarks/generate.py --suite benchmarks/hvx --target hexagon-32-noos-hvx-hvx_128)", suite.dir.join("build/halide").join(format!("{}.o", k.name)).display()),
         Some(_) if !halide_ok || !halide_verdicts.is_empty() => format!("linked, wrong: {}", halide_verdicts.join("; ")),
         Some(_) => format!("linked, agrees{}", if cfg.interp { " with the interpreter" } else { " with ours" }),
     };
@@ -338,7 +337,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     if outcome(&bit_exact) == Outcome::Failed {
         // qemu's output exists only here: each set's inputs and each
         // side's outputs as files, as the hosted harness writes them.
-        let mut ev = evidence(cx, k, &bit_exact, &v.details, format!("qemu-hexagon -cpu v67, {method}"));
+        let mut ev = cx.run.evidence(k, &bit_exact, &v.details, format!("qemu-hexagon -cpu v67, {method}"));
         ev.files.extend(halide_files(objects.iter().cloned()));
         for (set, inputs) in sets.iter().enumerate() {
             for (name, data) in inputs {
@@ -354,17 +353,11 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         ev.blobs.push(("stdout.bin".into(), out.clone()));
         bit_exact = keep_and_note(cfg, &ev);
     }
-    Ok(Row { kernel: k.name.clone(), bit_exact, ours_packets, halide_packets, compiled: Some(compiled), method, halide, target: cx.suite.target.clone() })
+    Ok(Row { kernel: k.name.clone(), bit_exact, ours_packets, halide_packets, compiled: Some(compiled), method, halide, target: suite.target.clone() })
 }
 
 /// How to run a kept HVX program again.
 const RERUN: &str = "qemu-hexagon -cpu v67 ./kernel.elf < stdin.bin > again.bin   (per set, per variant: an i32 status, then the outputs; compare with stdout.bin)";
-
-/// A failed row's evidence before the backend adds what only it knows:
-/// the kernel's work folder and its Stmt.
-fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "hvx", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
-}
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let suite = Suite::load(cfg)?;
@@ -376,43 +369,29 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let include = halide_include().map_err(|e| format!("error: {e}"))?;
     let work = cfg.work_dir.join("hvx");
     let _lock = WorkLock::take(&work)?;
-    let cx = Context { cfg, suite: &suite, tc: &tc, objdump, work: &work, include: &include };
-    let mut rows = Vec::new();
-    for k in suite.selected(cfg) {
-        let t = Instant::now();
-        let row = bench_one(&cx, k).unwrap_or_else(|e| Row {
-            kernel: k.name.clone(),
-            // What the run left (qemu that failed or ran over its time;
-            // HVX's stdin.bin included) is kept as a mismatch's is.
-            bit_exact: error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into())),
-            ours_packets: None,
-            halide_packets: None,
-            compiled: None,
-            method: if cfg.naive { "naive" } else { "isel" },
-            halide: String::new(),
-            target: suite.target.clone(),
-        });
-        let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
-        crate::compile::print_row(&row.kernel, row.method, row.compiled, "packets", p(row.ours_packets), p(row.halide_packets), t.elapsed().as_secs_f64(), &row.bit_exact);
-        rows.push(row);
-    }
-    if rows.is_empty() {
-        return Err("error: no kernel matches".into());
-    }
-    let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
-    let exact = rows.iter().filter(|r| outcome(&r.bit_exact) == Outcome::Exact).count();
-    println!("{exact} of {} kernels bit-exact under qemu-hexagon", rows.len());
-    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
-        println!("{kept}");
-    }
-    std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
-    let path = cfg.report_dir.join("bench_hvx.csv");
-    misaal_reports::write_bench_hvx_csv(&report_rows(&rows), &path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+    let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "hvx", rerun: RERUN }, tc: &tc, objdump, include: &include };
+    let failed = |k: &Kernel, e: String| Row {
+        kernel: k.name.clone(),
+        bit_exact: cx.run.error_cell(k, &e),
+        ours_packets: None,
+        halide_packets: None,
+        compiled: None,
+        method: if cfg.naive { "naive" } else { "isel" },
+        halide: String::new(),
+        target: suite.target.clone(),
+    };
+    let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
+    let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "packets", p(row.ours_packets), p(row.halide_packets), secs, &row.bit_exact);
+    let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
+    let n = cx.run.counts(rows.iter().map(|r| r.bit_exact.as_str()));
+    println!("{} of {} kernels bit-exact under qemu-hexagon", n.exact, rows.len());
+    cx.run.note_kept(rows.iter().map(|r| r.bit_exact.as_str()));
+    let path = cx.run.write_report("bench_hvx.csv", |p| misaal_reports::write_bench_hvx_csv(&report_rows(&rows), p))?;
     println!("wrote {}", path.display());
-    if unchecked > 0 {
-        eprintln!("{} {unchecked} of {} kernels unchecked", if cfg.allow_unchecked { "note:" } else { "error:" }, rows.len());
+    if n.unchecked > 0 {
+        eprintln!("{} {} of {} kernels unchecked", if cfg.allow_unchecked { "note:" } else { "error:" }, n.unchecked, rows.len());
     }
-    Ok(exit_status(failed, unchecked, cfg.allow_unchecked))
+    Ok(exit_status(n.failed, n.unchecked, cfg.allow_unchecked))
 }
 
 #[cfg(test)]

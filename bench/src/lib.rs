@@ -3,8 +3,9 @@
 //! in a child process, timed with its peak memory ([`compile`]), the
 //! hosted C harness ([`harness_c`]), byte comparison against the reference
 //! interpreter and the verdict string ([`check`]), the work-dir lock
-//! ([`lock`]), the folder a row that is not bit-exact keeps ([`keep`])
-//! and the report rows. Each target is a small backend:
+//! ([`lock`]), the folder a row that is not bit-exact keeps ([`keep`]),
+//! the loop over the kernels and the report file ([`run`]) and the report
+//! rows. Each target is a small backend:
 //! [`x86`] (native timing, or SIMDe when this CPU lacks a feature the
 //! code needs; an llvm-mca znver4 estimate), [`arm`] (qemu-aarch64, an
 //! llvm-mca neoverse-n1 estimate) and [`hvx`] (qemu-hexagon, a packet
@@ -23,6 +24,7 @@ pub mod keep;
 pub mod lock;
 pub mod mca;
 pub mod packets;
+pub mod run;
 pub mod usage;
 pub mod x86;
 

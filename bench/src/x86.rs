@@ -16,10 +16,11 @@
 //! innermost loops of our C built natively for Zen 4 (`clang-19
 //! -march=znver4 -c`, never run) and of Halide's zen4 object.
 
-use crate::check::{Outcome, Verdict, interpret_all, outcome};
+use crate::check::{Outcome, Verdict, outcome};
 use crate::compile::{Job, compile};
 use crate::harness_c::{harness, parse_times};
-use crate::keep::{Evidence, drop_later_sets, halide_files, keep_and_note, stmt_file, write_input_set, error_cell};
+use crate::keep::{drop_later_sets, halide_files, keep_and_note, write_input_set};
+use crate::run::Run;
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Emulate, Kernel, Suite, exit_status, geomean, halide_include, run_tool, which, write_atomic};
@@ -85,9 +86,7 @@ fn simde_available() -> bool {
 }
 
 struct Context<'a> {
-    cfg: &'a Config,
-    suite: &'a Suite,
-    work: &'a Path,
+    run: Run<'a>,
     include: &'a Path,
     host: BTreeSet<String>,
     simde: bool,
@@ -95,48 +94,21 @@ struct Context<'a> {
     mca: Result<(Tools, PathBuf), String>,
 }
 
-/// The fields of a row that are not timings.
-fn empty_row(name: &str, target: &str) -> BenchRow {
-    BenchRow {
-        kernel: name.into(),
-        compile_ms: f64::NAN,
-        ours_us: f64::NAN,
-        halide_us: f64::NAN,
-        speedup: f64::NAN,
-        bit_exact: String::new(),
-        peak_rss_kb: 0,
-        naive_us: f64::NAN,
-        clang_us: f64::NAN,
-        speedup_vs_clang: f64::NAN,
-        fallback_exprs: None,
-        target: target.into(),
-        run: String::new(),
-        ours_mca_cycles: f64::NAN,
-        halide_mca_cycles: f64::NAN,
-        mca_speedup: f64::NAN,
-        ours_mca_loops: None,
-        halide_mca_loops: None,
-        ours_mca_cycles_per_byte: f64::NAN,
-        halide_mca_cycles_per_byte: f64::NAN,
-        mca_per_byte_speedup: f64::NAN,
-    }
-}
-
 fn cc_out(cmd: &mut Command, what: &str) -> Result<(), String> {
     run_tool(cmd, what).map(|_| ())
 }
 
 fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
-    let (cfg, function) = (cx.cfg, &k.function);
-    let stmt = cx.suite.stmt(&k.name);
-    let dir = crate::keep::kernel_dir(cx.work, &k.name)?;
+    let (cfg, suite, function) = (cx.run.cfg, cx.run.suite, &k.function);
+    let stmt = suite.stmt(&k.name);
+    let dir = crate::keep::kernel_dir(cx.run.work, &k.name)?;
     crate::keep::fresh_dir(&dir)?;
     let usage = dir.join("usage");
     let compiled = compile(cfg, &Job { stmt: &stmt, isa: "x86", symbol: &format!("misaal_{function}"), out: &dir.join("ours.c"), naive: cfg.naive, usage_dir: (!cfg.naive).then_some(usage.as_path()) })?;
     // The naive build, for `naive_us` and as a cross-check.
     compile(cfg, &Job { stmt: &stmt, isa: "x86", symbol: &format!("misaal_naive_{function}"), out: &dir.join("naive.c"), naive: true, usage_dir: None })?;
     let module = crate::parse_stmt(&stmt)?;
-    let mut row = empty_row(&k.name, &cx.suite.target);
+    let mut row = BenchRow::unmeasured(&k.name, &suite.target);
     row.compile_ms = compiled.ms;
     row.peak_rss_kb = compiled.peak_rss_kb;
     row.fallback_exprs = compiled.fallback_exprs;
@@ -149,7 +121,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     row.run = if mode == Mode::Native { "native" } else { "simde" }.into();
     // The static estimate first: it needs no run, so a SIMDe row without
     // SIMDe still has it.
-    let hl = cx.suite.halide_objects(&k.name);
+    let hl = suite.halide_objects(&k.name);
     if let Ok((tools, clang)) = &cx.mca {
         match mca_estimates(tools, clang, cx.include, &dir, hl.as_ref().map(|(o, _)| o.as_path())) {
             Ok((ours, halide)) => {
@@ -175,11 +147,11 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     }
     write_atomic(&dir.join("harness.c"), &harness(function, &k.args)?)?;
     // The scalar C baseline, by clang -O3 -march=native (benchmarks/scalar).
-    let scalar_c = cx.suite.dir.join("scalar").join(format!("{}.c", k.name));
+    let scalar_c = suite.dir.join("scalar").join(format!("{}.c", k.name));
     let scalar_obj = dir.join("scalar.o");
     let have_scalar = match (which("clang"), scalar_c.exists()) {
         (Some(clang), true) => {
-            cc_out(Command::new(clang).args(["-O3", "-march=native", "-c", "-o"]).arg(&scalar_obj).arg(&scalar_c).arg("-I").arg(cx.include).arg("-I").arg(cx.suite.dir.join("scalar")), &format!("clang on {}", scalar_c.display()))?;
+            cc_out(Command::new(clang).args(["-O3", "-march=native", "-c", "-o"]).arg(&scalar_obj).arg(&scalar_c).arg("-I").arg(cx.include).arg("-I").arg(suite.dir.join("scalar")), &format!("clang on {}", scalar_c.display()))?;
             true
         }
         _ => false,
@@ -270,14 +242,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     if link_halide {
         v.refs.push("Halide");
     }
-    let mut interp_outs = Vec::new();
-    if cfg.interp {
-        interp_outs = interpret_all(&module, k, &sets)?;
-        for (r, want) in interp_outs.iter().enumerate() {
-            v.compare(r, &outs[r], want, "the reference interpreter");
-        }
-        v.refs.push("interpreter");
-    }
+    let interp_outs = v.against_interpreter(cfg.interp, &module, k, &sets, &outs)?;
     match &mode {
         Mode::Native if hl.is_none() => v.unchecked_why.push("no Halide object".into()),
         Mode::Native => {}
@@ -294,7 +259,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
     }
     row.bit_exact = v.cell();
     if outcome(&row.bit_exact) == Outcome::Failed {
-        let mut ev = evidence(cx, k, &row.bit_exact, &v.details, format!("{}{}", row.run, if let Mode::Simde(why) = &mode { format!(": {why}") } else { String::new() }));
+        let mut ev = cx.run.evidence(k, &row.bit_exact, &v.details, format!("{}{}", row.run, if let Mode::Simde(why) = &mode { format!(": {why}") } else { String::new() }));
         if link_halide && let Some((o, rt)) = &hl {
             ev.files.extend(halide_files([o.clone(), rt.clone()]));
         }
@@ -310,12 +275,6 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<BenchRow, String> {
 
 /// How to run a kept x86 harness again.
 const RERUN: &str = "cp -r input0 again && ./harness again   (writes each side's out_LABEL.bin into again/; a second argument also times them)";
-
-/// A failed row's evidence before the backend adds what only it knows:
-/// the kernel's work folder and its Stmt.
-fn evidence<'a>(cx: &'a Context, k: &'a Kernel, verdict: &'a str, details: &'a [String], run: String) -> Evidence<'a> {
-    Evidence { target: "x86", kernel: &k.name, dir: crate::keep::kernel_dir(cx.work, &k.name).ok(), files: vec![stmt_file(cx.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: RERUN }
-}
 
 /// Ours built for Zen 4 (never run) and Halide's zen4 object, each through
 /// llvm-mca.
@@ -346,44 +305,17 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     if let Err(e) = &mca {
         eprintln!("note: skipped the llvm-mca {MCA_CPU} estimate: {e}");
     }
-    let cx = Context { cfg, suite: &suite, work: &work, include: &include, host, simde: simde_available(), mca };
-    let mut rows = Vec::new();
-    for k in suite.selected(cfg) {
-        let r = bench_one(&cx, k).unwrap_or_else(|e| {
-            let mut r = empty_row(&k.name, &suite.target);
-            println!("{:<26} FAILED: {e}", k.name);
-            // A harness that crashed on an input set: what the run left is
-            // kept as a mismatch's is ([`keep_error`]).
-            r.bit_exact = error_cell(cfg, &e, suite.halide_objects(&k.name), evidence(&cx, k, "", &[], "the row ended in an error".into()));
-            r
-        });
-        let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
-        // Not measured (a SIMDe row's times) prints as `-`.
-        let n = |x: f64, w: usize, p: usize| if x.is_finite() { format!("{x:>w$.p$}") } else { format!("{:>w$}", "-") };
-        println!(
-            "{:<24} {:<6} compile {} ms  ours {} us  halide {} us {}x  naive {} us  clang {} us {}x  {mca}  fallbacks {:>3}  {}",
-            r.kernel,
-            r.run,
-            n(r.compile_ms, 7, 1),
-            n(r.ours_us, 9, 1),
-            n(r.halide_us, 9, 1),
-            n(r.speedup, 5, 2),
-            n(r.naive_us, 9, 1),
-            n(r.clang_us, 9, 1),
-            n(r.speedup_vs_clang, 5, 2),
-            r.fallback_exprs.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-            r.bit_exact
-        );
-        rows.push(r);
-    }
-    if rows.is_empty() {
-        return Err("error: no kernel matches".into());
-    }
-    let (failed, unchecked) = crate::check::tally(rows.iter().map(|r| r.bit_exact.as_str()));
+    let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "x86", rerun: RERUN }, include: &include, host, simde: simde_available(), mca };
+    let failed = |k: &Kernel, e: String| {
+        println!("{:<26} FAILED: {e}", k.name);
+        // A harness that crashed on an input set: what the run left is
+        // kept as a mismatch's is.
+        BenchRow { bit_exact: cx.run.error_cell(k, &e), ..BenchRow::unmeasured(&k.name, &suite.target) }
+    };
+    let rows = cx.run.rows(|k| bench_one(&cx, k), failed, |r, _| print_row(r))?;
+    let n = cx.run.counts(rows.iter().map(|r| r.bit_exact.as_str()));
     summary(&rows, cx.mca.as_ref().err());
-    if let Some(kept) = crate::keep::summary(cfg, rows.iter().map(|r| r.bit_exact.as_str())) {
-        println!("{kept}");
-    }
+    cx.run.note_kept(rows.iter().map(|r| r.bit_exact.as_str()));
     if !cfg.naive {
         let names: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
         match crate::usage::write_usage_reports(&work, &cfg.report_dir, &names) {
@@ -391,24 +323,44 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
             Err(e) => eprintln!("warning: rule usage and coverage reports: {e}"),
         }
     }
-    std::fs::create_dir_all(&cfg.report_dir).map_err(|e| format!("error: {}: {e}", cfg.report_dir.display()))?;
-    let csv = cfg.report_dir.join("bench_x86.csv");
-    misaal_reports::write_bench_csv(&rows, &csv).map_err(|e| format!("error: writing {}: {e}", csv.display()))?;
+    let csv = cx.run.write_report("bench_x86.csv", |p| misaal_reports::write_bench_csv(&rows, p))?;
     let png = cfg.report_dir.join("bench_x86.png");
     let font = std::fs::read("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").map_err(|e| format!("error: the chart needs DejaVuSans (apt install fonts-dejavu-core): {e}"))?;
     match misaal_reports::write_speedup_chart(&rows, &png, &font) {
         Ok(()) => println!("wrote {} and {}", csv.display(), png.display()),
         Err(e) => println!("wrote {} (no chart: {e})", csv.display()),
     }
-    if unchecked > 0 {
+    if n.unchecked > 0 {
         eprintln!(
-            "{} {unchecked} of {} kernels unchecked or skipped: nothing compared their output{}",
+            "{} {} of {} kernels unchecked or skipped: nothing compared their output{}",
             if cfg.allow_unchecked { "note:" } else { "error:" },
+            n.unchecked,
             rows.len(),
             if cfg.allow_unchecked { " (allowed by --allow-unchecked)" } else { "; build Halide's objects, drop --no-interp, install what a skip names, or pass --allow-unchecked to time only" }
         );
     }
-    Ok(exit_status(failed, unchecked, cfg.allow_unchecked))
+    Ok(exit_status(n.failed, n.unchecked, cfg.allow_unchecked))
+}
+
+/// One row as it comes.
+fn print_row(r: &BenchRow) {
+    let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
+    // Not measured (a SIMDe row's times) prints as `-`.
+    let n = |x: f64, w: usize, p: usize| if x.is_finite() { format!("{x:>w$.p$}") } else { format!("{:>w$}", "-") };
+    println!(
+        "{:<24} {:<6} compile {} ms  ours {} us  halide {} us {}x  naive {} us  clang {} us {}x  {mca}  fallbacks {:>3}  {}",
+        r.kernel,
+        r.run,
+        n(r.compile_ms, 7, 1),
+        n(r.ours_us, 9, 1),
+        n(r.halide_us, 9, 1),
+        n(r.speedup, 5, 2),
+        n(r.naive_us, 9, 1),
+        n(r.clang_us, 9, 1),
+        n(r.speedup_vs_clang, 5, 2),
+        r.fallback_exprs.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+        r.bit_exact
+    );
 }
 
 /// The run's headline figures.

@@ -455,6 +455,36 @@ pub struct BenchRow {
     pub mca_per_byte_speedup: f64,
 }
 
+impl BenchRow {
+    /// A row of `kernel` with nothing measured yet: every time and
+    /// estimate NaN (an empty cell), every count absent.
+    pub fn unmeasured(kernel: &str, target: &str) -> BenchRow {
+        BenchRow {
+            kernel: kernel.into(),
+            compile_ms: f64::NAN,
+            ours_us: f64::NAN,
+            halide_us: f64::NAN,
+            speedup: f64::NAN,
+            bit_exact: String::new(),
+            peak_rss_kb: 0,
+            naive_us: f64::NAN,
+            clang_us: f64::NAN,
+            speedup_vs_clang: f64::NAN,
+            fallback_exprs: None,
+            target: target.into(),
+            run: String::new(),
+            ours_mca_cycles: f64::NAN,
+            halide_mca_cycles: f64::NAN,
+            mca_speedup: f64::NAN,
+            ours_mca_loops: None,
+            halide_mca_loops: None,
+            ours_mca_cycles_per_byte: f64::NAN,
+            halide_mca_cycles_per_byte: f64::NAN,
+            mca_per_byte_speedup: f64::NAN,
+        }
+    }
+}
+
 /// `reports/bench_x86.csv`'s columns, in order. Columns 13 to 18 were
 /// added after the first twelve, which keep their places and meanings:
 /// `run` (`native` or `simde`), `ours_mca_cycles`, `halide_mca_cycles`,
@@ -592,7 +622,6 @@ mod chart_tests {
         let font = std::fs::read("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").expect("DejaVuSans (scripts/setup.sh installs fonts-dejavu-core)");
         let rows: Vec<BenchRow> = (0..33)
             .map(|i| BenchRow {
-                kernel: format!("kernel_with_a_long_name_{i}"),
                 compile_ms: 1.0,
                 ours_us: 1.0,
                 halide_us: 0.5 + i as f64 / 20.0,
@@ -603,16 +632,8 @@ mod chart_tests {
                 clang_us: 3.0,
                 speedup_vs_clang: 3.0,
                 fallback_exprs: Some(0),
-                target: "t".into(),
                 run: "native".into(),
-                ours_mca_cycles: f64::NAN,
-                halide_mca_cycles: f64::NAN,
-                mca_speedup: f64::NAN,
-                ours_mca_loops: None,
-                halide_mca_loops: None,
-                ours_mca_cycles_per_byte: f64::NAN,
-                halide_mca_cycles_per_byte: f64::NAN,
-                mca_per_byte_speedup: f64::NAN,
+                ..BenchRow::unmeasured(&format!("kernel_with_a_long_name_{i}"), "t")
             })
             .collect();
         let path = std::env::var("MISAAL_KEEP_CHART").map(std::path::PathBuf::from).unwrap_or_else(|_| std::env::temp_dir().join(format!("chart-{}.png", std::process::id())));

@@ -1,0 +1,86 @@
+//! What every backend's run does around its own rows: the loop over the
+//! selected kernels, the cell of a row that ended in an error, a failed
+//! row's evidence, the headline counts and the report file. A backend
+//! brings how one kernel runs and what its row and report say.
+
+use crate::check::{Outcome, outcome, tally};
+use crate::keep::{Evidence, error_cell, stmt_file};
+use crate::{Config, Kernel, Suite};
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One backend's run over a suite.
+pub struct Run<'a> {
+    pub cfg: &'a Config,
+    pub suite: &'a Suite,
+    /// The backend's work folder, one folder a kernel.
+    pub work: &'a Path,
+    /// `x86`, `arm` or `hvx`.
+    pub target: &'static str,
+    /// How to run a kept program again from inside its folder.
+    pub rerun: &'static str,
+}
+
+/// The rows' cells counted: bit-exact, failed, and unchecked or skipped
+/// ([`tally`]).
+pub struct Counts {
+    pub exact: usize,
+    pub failed: usize,
+    pub unchecked: usize,
+}
+
+impl<'a> Run<'a> {
+    /// A failed row's evidence before the backend adds what only it knows:
+    /// the kernel's work folder and its Stmt.
+    pub fn evidence<'e>(&self, k: &'e Kernel, verdict: &'e str, details: &'e [String], run: String) -> Evidence<'e> {
+        let dir = crate::keep::kernel_dir(self.work, &k.name).ok();
+        Evidence { target: self.target, kernel: &k.name, dir, files: vec![stmt_file(self.suite.stmt(&k.name))], blobs: Vec::new(), verdict, details, run, rerun: self.rerun }
+    }
+
+    /// The `bit_exact` cell of `k`'s row that ended in error `e`; what the
+    /// run left (a harness or qemu that failed or ran over its time; HVX's
+    /// stdin.bin included) is kept as a mismatch's is.
+    pub fn error_cell(&self, k: &Kernel, e: &str) -> String {
+        error_cell(self.cfg, e, self.suite.halide_objects(&k.name), self.evidence(k, "", &[], "the row ended in an error".into()))
+    }
+
+    /// `one`'s row of each kernel `cfg` selects (`failed`'s, from the
+    /// error, where `one` ended in one), each printed by `print` with its
+    /// seconds as it comes; an error when no kernel matches.
+    pub fn rows<R>(&self, mut one: impl FnMut(&Kernel) -> Result<R, String>, mut failed: impl FnMut(&Kernel, String) -> R, mut print: impl FnMut(&R, f64)) -> Result<Vec<R>, String> {
+        let mut rows = Vec::new();
+        for k in self.suite.selected(self.cfg) {
+            let t = Instant::now();
+            let row = one(k).unwrap_or_else(|e| failed(k, e));
+            print(&row, t.elapsed().as_secs_f64());
+            rows.push(row);
+        }
+        if rows.is_empty() {
+            return Err("error: no kernel matches".into());
+        }
+        Ok(rows)
+    }
+
+    /// The rows' `bit_exact` cells counted.
+    pub fn counts<'c>(&self, cells: impl Iterator<Item = &'c str> + Clone) -> Counts {
+        let (failed, unchecked) = tally(cells.clone());
+        Counts { exact: cells.filter(|c| outcome(c) == Outcome::Exact).count(), failed, unchecked }
+    }
+
+    /// Prints where the failed rows were kept, when any were.
+    pub fn note_kept<'c>(&self, cells: impl Iterator<Item = &'c str>) {
+        if let Some(kept) = crate::keep::summary(self.cfg, cells) {
+            println!("{kept}");
+        }
+    }
+
+    /// `file` in the report folder, written by `write`; its path.
+    pub fn write_report<E: Display>(&self, file: &str, write: impl FnOnce(&Path) -> Result<(), E>) -> Result<PathBuf, String> {
+        let dir = &self.cfg.report_dir;
+        std::fs::create_dir_all(dir).map_err(|e| format!("error: {}: {e}", dir.display()))?;
+        let path = dir.join(file);
+        write(&path).map_err(|e| format!("error: writing {}: {e}", path.display()))?;
+        Ok(path)
+    }
+}
