@@ -361,7 +361,7 @@ const RERUN: &str = "qemu-hexagon -cpu v67 ./kernel.elf < stdin.bin > again.bin 
 
 pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let suite = Suite::load(cfg)?;
-    let tc = Toolchain::find().map_err(|e| format!("error: misaal bench --target hvx needs {e}"))?;
+    let tc = Toolchain::find(&misaal_oracle_hvx::harness::TOOLS).map_err(|e| format!("error: misaal bench --target hvx needs {e}"))?;
     let objdump = which(OBJDUMP);
     if objdump.is_none() {
         eprintln!("note: skipped the packet estimate: {OBJDUMP} not found on PATH (apt install llvm-19)");

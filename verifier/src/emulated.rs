@@ -8,23 +8,32 @@
 use crate::differential::{DiffConfig, cases_for};
 use crate::oracle::{Oracle, OracleError};
 use misaal_isa::{BitVec, Instr};
-use misaal_oracle_qemu::{Harness, Problem};
+use misaal_oracle_qemu::{Harness, Problem, QemuOracle, Toolchain};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
-/// A target whose specs run under an emulator.
+/// A target whose specs run under an emulator: its oracle crate's
+/// description of itself.
 pub trait EmulatedTarget {
-    /// The target its specs carry (`arm`, `hvx`).
-    const NAME: &'static str;
-    /// Whether the tools are all here; the error names what is missing (a
-    /// machine without them cannot check, as a CPU without a feature
-    /// cannot: its specs are skipped, not failed).
-    fn tools() -> Result<(), String>;
-    /// Finds the tools and builds one harness for `instrs`, with the
-    /// evidence (the emulator, its version and CPU) for the status table.
-    fn harness(instrs: &[&Instr]) -> Result<(Harness, String), String>;
+    const ORACLE: &'static QemuOracle;
 }
+
+/// ARM NEON under `qemu-aarch64 -cpu max`, through a cross-compiled C
+/// harness (`misaal-oracle-arm`).
+pub struct Arm;
+impl EmulatedTarget for Arm {
+    const ORACLE: &'static QemuOracle = &misaal_oracle_arm::ORACLE;
+}
+pub type ArmQemu = Emulated<Arm>;
+
+/// HVX's `Q6_*` intrinsics under `qemu-hexagon -cpu v67`, through a
+/// freestanding C harness (`misaal-oracle-hvx`).
+pub struct Hvx;
+impl EmulatedTarget for Hvx {
+    const ORACLE: &'static QemuOracle = &misaal_oracle_hvx::ORACLE;
+}
+pub type HvxQemu = Emulated<Hvx>;
 
 pub struct Emulated<T> {
     pub harness: Harness,
@@ -42,13 +51,17 @@ impl<T: EmulatedTarget> Emulated<T> {
     /// Finds the tools and builds one harness for `instrs`. The error names
     /// a missing tool, so callers can skip with that message.
     pub fn new(instrs: &[&Instr]) -> Result<Self, String> {
-        let (harness, evidence) = T::harness(instrs)?;
+        let oracle = T::ORACLE;
+        let tc = Toolchain::find(&oracle.tools)?;
+        let (harness, evidence) = ((oracle.build)(&tc, instrs)?, format!("{} {}", tc.qemu_version, oracle.cpu));
         Ok(Emulated { harness, evidence, store: Mutex::new(HashMap::new()), target: PhantomData })
     }
 
-    /// See [`EmulatedTarget::tools`].
+    /// Whether the tools are all here; the error names what is missing (a
+    /// machine without them cannot check, as a CPU without a feature
+    /// cannot: its specs are skipped, not failed).
     pub fn tools() -> Result<(), String> {
-        T::tools()
+        Toolchain::find(&T::ORACLE.tools).map(|_| ())
     }
 
     /// Runs the check's cases of every harnessed spec in `instrs` in `procs`
@@ -108,8 +121,8 @@ impl<T: EmulatedTarget> Oracle for Emulated<T> {
     }
 
     fn available(&self, instr: &Instr) -> Result<(), OracleError> {
-        if instr.target != T::NAME {
-            return Err(OracleError::Unavailable(format!("`{}` is a {} instruction, not {}", instr.name, instr.target, T::NAME)));
+        if instr.target != T::ORACLE.name {
+            return Err(OracleError::Unavailable(format!("`{}` is a {} instruction, not {}", instr.name, instr.target, T::ORACLE.name)));
         }
         match self.harness.problems.get(&instr.name) {
             None if self.harness.contains(&instr.name) => Ok(()),

@@ -11,12 +11,10 @@
 //! generation.
 
 pub mod ac;
-pub mod arm;
 pub mod audit;
 pub mod compose;
 pub mod differential;
 pub mod emulated;
-pub mod hexagon;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;
@@ -27,8 +25,7 @@ pub mod smt;
 pub mod twin;
 pub mod verdicts;
 
-pub use arm::ArmQemu;
-pub use hexagon::HvxQemu;
+pub use emulated::{ArmQemu, HvxQemu};
 pub use differential::{CaseGen, Counterexample, DiffConfig, Verdict, cases_for, check_against};
 pub use oracle::{Oracle, OracleError};
 pub use silicon::X86Silicon;

@@ -14,3 +14,6 @@ pub mod harness;
 pub mod proto;
 
 pub use harness::{Harness, Problem, Toolchain};
+
+/// This oracle as `misaal-verifier` runs it.
+pub const ORACLE: misaal_oracle_qemu::QemuOracle = misaal_oracle_qemu::QemuOracle { name: "arm", tools: harness::TOOLS, cpu: "-cpu max", build: harness::build };

@@ -4,12 +4,9 @@ use crate::proto::{Proto, parse_header};
 use crate::runtime::{CFLAGS, RUNTIME_C, RUNTIME_H};
 use misaal_isa::ast::{Form, Ty};
 use misaal_isa::Instr;
-use misaal_oracle_qemu::{Chosen, MAX_IMM_COMBOS, WireSig, content_key, find_tools, qemu_version, switch_on_immediates};
-use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::process::Command;
+use misaal_oracle_qemu::{Chosen, HarnessFn, ToolSpec, WireSig, cached_harness};
 
-pub use misaal_oracle_qemu::{Harness, Problem};
+pub use misaal_oracle_qemu::{Harness, Problem, Toolchain};
 
 pub const CC: &str = "clang-19";
 pub const LD: &str = "ld.lld-19";
@@ -17,29 +14,8 @@ pub const QEMU: &str = "qemu-hexagon";
 /// qemu 7.2 knows Hexagon CPUs up to v67; its HVX is then v67 too.
 const CPU: &str = "v67";
 
-#[derive(Clone, Debug)]
-pub struct Toolchain {
-    pub cc: PathBuf,
-    pub ld: PathBuf,
-    pub qemu: PathBuf,
-    pub header: PathBuf,
-    /// `qemu-hexagon --version`'s first line, for the evidence column.
-    pub qemu_version: String,
-}
-
-impl Toolchain {
-    /// clang 19, ld.lld 19 and qemu-hexagon from PATH; the error names what is missing.
-    pub fn find() -> Result<Toolchain, String> {
-        let [cc, ld, qemu]: [PathBuf; 3] = find_tools(&[CC, LD, QEMU], "scripts/setup.sh installs clang-19, lld-19 and qemu-user")?.try_into().expect("three tools");
-        let res = Command::new(&cc).arg("-print-resource-dir").output().map_err(|e| format!("{CC}: {e}"))?;
-        let header = PathBuf::from(String::from_utf8_lossy(&res.stdout).trim()).join("include").join("hvx_hexagon_protos.h");
-        if !header.is_file() {
-            return Err(format!("{CC} has no hvx_hexagon_protos.h at {}", header.display()));
-        }
-        let qemu_version = qemu_version(&qemu)?;
-        Ok(Toolchain { cc, ld, qemu, header, qemu_version })
-    }
-}
+/// clang 19 (with `hvx_hexagon_protos.h`), ld.lld 19 and qemu-hexagon.
+pub const TOOLS: ToolSpec = ToolSpec { cc: CC, ld: Some(LD), qemu: QEMU, install: "scripts/setup.sh installs clang-19, lld-19 and qemu-user", header_root: ("-print-resource-dir", "include/hvx_hexagon_protos.h") };
 
 /// How one value crosses the wire. Predicates travel as their 128 bits and
 /// are spread to (or gathered from) the 0x00/0xFF bytes clang's
@@ -48,7 +24,7 @@ impl Toolchain {
 enum Wire {
     Bytes(usize),
     Pred,
-    Imm(u64, u64),
+    Imm,
 }
 
 impl Wire {
@@ -56,17 +32,7 @@ impl Wire {
         match self {
             Wire::Bytes(n) => n,
             Wire::Pred => 16,
-            Wire::Imm(..) => 4,
-        }
-    }
-}
-
-impl Wire {
-    /// Bytes on the wire, and the range of an immediate.
-    fn op(self) -> (usize, Option<(u64, u64)>) {
-        match self {
-            Wire::Imm(lo, hi) => (self.bytes(), Some((lo, hi))),
-            _ => (self.bytes(), None),
+            Wire::Imm => 4,
         }
     }
 }
@@ -109,21 +75,13 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, WireSig), Probl
     if i.features != [version.clone()] {
         return bad(format!("the spec needs {:?}, the header says {version}", i.features));
     }
-    let mut body = String::new();
-    let mut ops = Vec::new();
-    let mut off = 0usize;
-    let mut imms: Vec<(usize, u64, u64)> = Vec::new();
-    let mut args: Vec<String> = Vec::new();
+    let mut f = HarnessFn::default();
     for (n, (param, (cty, cname))) in i.params.iter().zip(&p.params).enumerate() {
         if cname.starts_with('I') {
-            let (Ty::Imm(_), Some((lo, hi))) = (param.ty, param.range) else {
+            let (Ty::Imm(_), Some(range)) = (param.ty, param.range) else {
                 return bad(format!("operand `{}` is an immediate (`{cname}`): declare it `immN in LO to HI`", param.name));
             };
-            imms.push((n, lo, hi));
-            let _ = writeln!(body, "  unsigned m{n}; __builtin_memcpy(&m{n}, in + {off}, 4);");
-            args.push(format!("M{n}"));
-            ops.push(Wire::Imm(lo, hi));
-            off += 4;
+            f.immediate(n, range, Wire::Imm.bytes(), |off| format!("unsigned m{n}; __builtin_memcpy(&m{n}, in + {off}, 4);"));
             continue;
         }
         let wire = match wire_for(cty, param.ty, param.form) {
@@ -131,40 +89,21 @@ fn harness_fn(k: usize, i: &Instr, p: &Proto) -> Result<(String, WireSig), Probl
             Some(Err(m)) => return bad(format!("operand `{}`: {m}", param.name)),
             Some(Ok(w)) => w,
         };
-        match wire {
-            Wire::Pred => {
-                let _ = writeln!(body, "  HVX_VectorPred a{n}; spread(&a{n}, in + {off});");
-            }
-            _ => {
-                let _ = writeln!(body, "  {} a{n}; __builtin_memcpy(&a{n}, in + {off}, {});", c_type(cty), wire.bytes());
-            }
-        }
-        args.push(format!("a{n}"));
-        ops.push(wire);
-        off += wire.bytes();
+        f.operand(n, wire.bytes(), |off| match wire {
+            Wire::Pred => format!("HVX_VectorPred a{n}; spread(&a{n}, in + {off});"),
+            _ => format!("{} a{n}; __builtin_memcpy(&a{n}, in + {off}, {});", c_type(cty), wire.bytes()),
+        });
     }
     let out = match wire_for(&p.ret, i.ret, i.ret_form) {
         None => return Err(Problem::Unavailable(format!("result type `{}` of `{}` is not harnessed", p.ret, i.name))),
         Some(Err(m)) => return bad(format!("result: {m}")),
         Some(Ok(w)) => w,
     };
-    let combos: u64 = imms.iter().map(|(_, lo, hi)| hi - lo + 1).product();
-    if combos > MAX_IMM_COMBOS {
-        return Err(Problem::Unavailable(format!("`{}` takes {combos} immediate combinations (at most {MAX_IMM_COMBOS} are harnessed)", i.name)));
-    }
-    let _ = writeln!(body, "  {} r;", c_type(&p.ret));
-    let code = switch_on_immediates(format!("r = {}({});", i.name, args.join(", ")), &imms, "sys(SYS_EXIT, 4, 0, 0);");
-    let _ = writeln!(body, "  {code}");
-    match out {
-        Wire::Pred => {
-            let _ = writeln!(body, "  gather(out, &r);");
-        }
-        _ => {
-            let _ = writeln!(body, "  __builtin_memcpy(out, &r, {});", out.bytes());
-        }
-    }
-    let f = format!("void f{k}(const unsigned char *in, unsigned char *out) {{\n{body}}}\n");
-    Ok((f, WireSig { ops: ops.into_iter().map(Wire::op).collect(), out_bytes: out.bytes(), ret_bits: i.ret.width() }))
+    let write_out = match out {
+        Wire::Pred => "gather(out, &r);".to_string(),
+        _ => format!("__builtin_memcpy(out, &r, {});", out.bytes()),
+    };
+    f.finish(k, i, &format!("{} r;", c_type(&p.ret)), "sys(SYS_EXIT, 4, 0, 0);", &write_out, out.bytes())
 }
 
 const PRELUDE: &str = r#"#include <hexagon_types.h>
@@ -237,22 +176,16 @@ void _start(void) {
 /// Generates, compiles (or reuses from the cache) and returns a harness
 /// for `instrs`. Specs it cannot hold are listed in `problems`.
 pub fn build(tc: &Toolchain, instrs: &[&Instr]) -> Result<Harness, String> {
-    let header = std::fs::read_to_string(&tc.header).map_err(|e| format!("{}: {e}", tc.header.display()))?;
-    let protos = parse_header(&header);
-    let chosen = Chosen::collect(instrs, |k, i| match protos.get(&i.name) {
-        None => Err(Problem::Unavailable(format!("`{}` is not in {}", i.name, tc.header.display()))),
-        Some(p) if p.arch > 67 => Err(Problem::Unavailable(format!("`{}` needs HVX v{}; qemu 7.2 runs v67", i.name, p.arch))),
-        Some(p) => harness_fn(k, i, p),
+    let protos = parse_header(&tc.read_header()?);
+    let chosen = Chosen::from_header(instrs, &protos, &tc.header, |k, i, p| {
+        if p.arch > 67 {
+            return Err(Problem::Unavailable(format!("`{}` needs HVX v{}; qemu 7.2 runs v67", i.name, p.arch)));
+        }
+        harness_fn(k, i, p)
     });
     let prelude = format!("{PRELUDE}{RUNTIME_H}");
     let units = chosen.units(&prelude, &prelude, "unsigned", &format!("{RUNTIME_C}{MAIN}"));
-    let key = content_key(&format!("{}\n{}\n{}", tc.cc.display(), CFLAGS.join(" "), units.join("\n")));
-    let dir = std::env::temp_dir().join("misaal-oracle-hvx").join(format!("{key:016x}"));
-    let exe = dir.join("harness");
-    if !exe.is_file() {
-        let named: Vec<(String, String)> = units.into_iter().enumerate().map(|(k, u)| (format!("u{k}"), u)).collect();
-        crate::runtime::build(&tc.cc, &tc.ld, &dir, &named, &[], &[], &exe)?;
-    }
+    let exe = cached_harness("hvx", &tc.cc, &CFLAGS.join(" "), units, |dir, named, exe| crate::runtime::build(&tc.cc, &tc.ld, dir, named, &[], &[], exe))?;
     Ok(chosen.harness(exe, tc.qemu.clone(), &["-cpu", CPU]))
 }
 
@@ -265,7 +198,7 @@ mod tests {
     /// wrapping add of two vectors (skipped without the tools).
     #[test]
     fn vadd_bytes_under_qemu() {
-        let tc = match Toolchain::find() {
+        let tc = match Toolchain::find(&TOOLS) {
             Ok(tc) => tc,
             Err(why) => {
                 eprintln!("SKIPPED vadd_bytes_under_qemu: {why}");

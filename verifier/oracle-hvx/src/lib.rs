@@ -19,3 +19,6 @@ pub mod proto;
 pub mod runtime;
 
 pub use harness::{Harness, Problem, Toolchain};
+
+/// This oracle as `misaal-verifier` runs it.
+pub const ORACLE: misaal_oracle_qemu::QemuOracle = misaal_oracle_qemu::QemuOracle { name: "hvx", tools: harness::TOOLS, cpu: "-cpu v67 (HVX 128B)", build: harness::build };

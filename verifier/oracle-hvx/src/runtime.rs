@@ -109,7 +109,7 @@ mod tests {
     /// incremented, built and run under qemu (skipped without the tools).
     #[test]
     fn echo_through_the_runtime() {
-        let tc = match crate::Toolchain::find() {
+        let tc = match crate::Toolchain::find(&crate::harness::TOOLS) {
             Ok(tc) => tc,
             Err(why) => {
                 eprintln!("SKIPPED echo_through_the_runtime: {why}");

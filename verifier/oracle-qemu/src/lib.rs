@@ -48,6 +48,69 @@ pub fn qemu_version(qemu: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&v.stdout).lines().next().unwrap_or(&name).trim().to_string())
 }
 
+/// Where an emulated target's oracle finds its tools and the header of
+/// its intrinsics' prototypes.
+pub struct ToolSpec {
+    pub cc: &'static str,
+    /// A linker of its own, where the compiler does not link (HVX's ld.lld).
+    pub ld: Option<&'static str>,
+    pub qemu: &'static str,
+    /// What installs the tools, for the error that names a missing one.
+    pub install: &'static str,
+    /// The compiler's flag that prints a folder, and the header's path below it.
+    pub header_root: (&'static str, &'static str),
+}
+
+/// An emulated target's tools, found on PATH.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    pub cc: PathBuf,
+    /// What links: the target's own linker, or else the compiler.
+    pub ld: PathBuf,
+    pub qemu: PathBuf,
+    /// The header of the intrinsics' prototypes.
+    pub header: PathBuf,
+    /// `qemu --version`'s first line, for the evidence column.
+    pub qemu_version: String,
+}
+
+impl Toolchain {
+    /// `spec`'s tools from PATH; the error names what is missing.
+    pub fn find(spec: &ToolSpec) -> Result<Toolchain, String> {
+        let names: Vec<&str> = [Some(spec.cc), spec.ld, Some(spec.qemu)].into_iter().flatten().collect();
+        let mut found = find_tools(&names, spec.install)?.into_iter();
+        let cc = found.next().expect("the compiler");
+        let ld = if spec.ld.is_some() { found.next().expect("the linker") } else { cc.clone() };
+        let qemu = found.next().expect("qemu");
+        let (flag, below) = spec.header_root;
+        let root = Command::new(&cc).arg(flag).output().map_err(|e| format!("{}: {e}", spec.cc))?;
+        let header = PathBuf::from(String::from_utf8_lossy(&root.stdout).trim()).join(below);
+        if !header.is_file() {
+            let name = Path::new(below).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            return Err(format!("{} has no {name} at {}", spec.cc, header.display()));
+        }
+        let qemu_version = qemu_version(&qemu)?;
+        Ok(Toolchain { cc, ld, qemu, header, qemu_version })
+    }
+
+    /// The header's text.
+    pub fn read_header(&self) -> Result<String, String> {
+        std::fs::read_to_string(&self.header).map_err(|e| format!("{}: {e}", self.header.display()))
+    }
+}
+
+/// One emulated target's oracle, as its crate describes it.
+pub struct QemuOracle {
+    /// The target its specs carry (`arm`, `hvx`).
+    pub name: &'static str,
+    pub tools: ToolSpec,
+    /// How qemu runs the harness, as the evidence names it after qemu's version.
+    pub cpu: &'static str,
+    /// Generates, compiles (or reuses from the cache) and returns a harness
+    /// for the specs.
+    pub build: fn(&Toolchain, &[&Instr]) -> Result<Harness, String>,
+}
+
 /// Why a spec is not in the harness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
@@ -88,6 +151,56 @@ pub fn switch_on_immediates(call: String, imms: &[(usize, u64, u64)], default: &
     code
 }
 
+/// A harness function `f{k}` as it is written: each operand read from
+/// `in` at its offset on the wire, then the call, its result written to
+/// `out`.
+#[derive(Default)]
+pub struct HarnessFn {
+    body: String,
+    ops: Vec<(usize, Option<(u64, u64)>)>,
+    imms: Vec<(usize, u64, u64)>,
+    args: Vec<String>,
+}
+
+impl HarnessFn {
+    fn offset(&self) -> usize {
+        self.ops.iter().map(|o| o.0).sum()
+    }
+
+    /// Operand `n`, `bytes` on the wire: `read(offset)` is the C that reads
+    /// it into `a{n}`.
+    pub fn operand(&mut self, n: usize, bytes: usize, read: impl FnOnce(usize) -> String) {
+        let _ = writeln!(self.body, "  {}", read(self.offset()));
+        self.args.push(format!("a{n}"));
+        self.ops.push((bytes, None));
+    }
+
+    /// Operand `n`, an immediate in `lo..=hi`, `bytes` on the wire:
+    /// `read(offset)` reads it into `m{n}`, and the call names it `M{n}`,
+    /// a literal under [`switch_on_immediates`].
+    pub fn immediate(&mut self, n: usize, (lo, hi): (u64, u64), bytes: usize, read: impl FnOnce(usize) -> String) {
+        let _ = writeln!(self.body, "  {}", read(self.offset()));
+        self.imms.push((n, lo, hi));
+        self.args.push(format!("M{n}"));
+        self.ops.push((bytes, Some((lo, hi))));
+    }
+
+    /// The function `f{k}` calling `i` into `r`, declared by `declare_r`
+    /// and written out by `write_out`; `exit` ends the program on an
+    /// immediate out of range. Unavailable when the immediates take more
+    /// than [`MAX_IMM_COMBOS`] combinations.
+    pub fn finish(mut self, k: usize, i: &Instr, declare_r: &str, exit: &str, write_out: &str, out_bytes: usize) -> Result<(String, WireSig), Problem> {
+        let combos: u64 = self.imms.iter().map(|(_, lo, hi)| hi - lo + 1).product();
+        if combos > MAX_IMM_COMBOS {
+            return Err(Problem::Unavailable(format!("`{}` takes {combos} immediate combinations (at most {MAX_IMM_COMBOS} are harnessed)", i.name)));
+        }
+        let code = switch_on_immediates(format!("r = {}({});", i.name, self.args.join(", ")), &self.imms, exit);
+        let _ = write!(self.body, "  {declare_r}\n  {code}\n  {write_out}\n");
+        let f = format!("void f{k}(const unsigned char *in, unsigned char *out) {{\n{}}}\n", self.body);
+        Ok((f, WireSig { ops: self.ops, out_bytes, ret_bits: i.ret.width() }))
+    }
+}
+
 /// The harness functions chosen for a set of specs.
 pub struct Chosen {
     /// C function `f{k}` of spec `k`.
@@ -117,6 +230,15 @@ impl Chosen {
             }
         }
         c
+    }
+
+    /// [`Self::collect`] over the prototypes `protos` of the header at
+    /// `header`: a spec the header lacks is unavailable.
+    pub fn from_header<P>(instrs: &[&Instr], protos: &HashMap<String, P>, header: &Path, mut harness_fn: impl FnMut(usize, &Instr, &P) -> Result<(String, WireSig), Problem>) -> Chosen {
+        Chosen::collect(instrs, |k, i| match protos.get(&i.name) {
+            None => Err(Problem::Unavailable(format!("`{}` is not in {}", i.name, header.display()))),
+            Some(p) => harness_fn(k, i, p),
+        })
     }
 
     /// The translation units: the functions spread over a few units that
@@ -228,6 +350,21 @@ impl Harness {
             })
             .collect())
     }
+}
+
+/// The harness executable for `units`, from the cache (a folder of
+/// `misaal-oracle-{target}` in the temp folder, named by the hash of the
+/// compiler, its `flags` and the C), or built there by `build(folder,
+/// named units, executable)`.
+pub fn cached_harness(target: &str, cc: &Path, flags: &str, units: Vec<String>, build: impl FnOnce(&Path, &[(String, String)], &Path) -> Result<(), String>) -> Result<PathBuf, String> {
+    let key = content_key(&format!("{}\n{}\n{}", cc.display(), flags, units.join("\n")));
+    let dir = std::env::temp_dir().join(format!("misaal-oracle-{target}")).join(format!("{key:016x}"));
+    let exe = dir.join("harness");
+    if !exe.is_file() {
+        let named: Vec<(String, String)> = units.into_iter().enumerate().map(|(k, u)| (format!("u{k}"), u)).collect();
+        build(&dir, &named, &exe)?;
+    }
+    Ok(exe)
 }
 
 /// Compiles `units` (name, source) in parallel into `dir` with
