@@ -9,7 +9,7 @@
 //! a few kernels run; `MISAAL_SLOW=1` (or `MISAAL_KERNELS=all`)
 //! runs all 33, `MISAAL_KERNELS=add,mul` a list.
 
-use misaal_frontends::manifest::{ArgSpec, Manifest, load_manifest};
+use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::stmt::ast::{ArgKind, Linkage};
 use misaal_frontends::stmt::parse_module;
@@ -86,10 +86,6 @@ fn input_bytes(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn elems(a: &ArgSpec) -> usize {
-    a.dims.iter().product::<i64>() as usize
-}
-
 /// Runs `suite`'s Stmt of kernel `name` in the interpreter on the
 /// deterministic inputs; the output buffer's bytes.
 fn interpret(suite: &str, name: &str, ops: &misaal_isa::SpecLibrary) -> Result<Vec<u8>, String> {
@@ -111,7 +107,7 @@ fn interpret(suite: &str, name: &str, ops: &misaal_isa::SpecLibrary) -> Result<V
                 if spec.output {
                     out_index = Some(vals.iter().filter(|v| matches!(v, ArgValue::Buffer(_))).count());
                 } else {
-                    b.data = input_bytes(elems(spec) * (spec.ty.bits as usize).div_ceil(8), 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1));
+                    b.data = input_bytes(spec.elements() * (spec.ty.bits as usize).div_ceil(8), 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1));
                 }
                 vals.push(ArgValue::Buffer(b));
             }
@@ -127,33 +123,23 @@ fn hvx_stmt_runs_in_the_interpreter_like_the_x86_stmt() {
     let kernels = misaal_testkit::kernels(DEFAULT_KERNELS, &all);
     let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
     // One kernel at a time on each core.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(kernels.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                while let Some(name) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
-                    let t = std::time::Instant::now();
-                    let r = interpret("benchmarks/hvx", name, &ops).and_then(|hvx| {
-                        let x86 = interpret("benchmarks", name, &ops).map_err(|e| format!("x86 Stmt: {e}"))?;
-                        if hvx != x86 {
-                            let first = hvx.iter().zip(&x86).position(|(a, b)| a != b);
-                            return Err(format!("differs from the x86 Stmt's output (first differing byte {first:?} of {})", x86.len()));
-                        }
-                        Ok(hvx.len())
-                    });
-                    let line = match r {
-                        Ok(n) => format!("ok   {name}: {n} output bytes equal to the x86 Stmt's ({:.1} s)", t.elapsed().as_secs_f64()),
-                        Err(e) => format!("FAIL {name}: {e}"),
-                    };
-                    eprintln!("{line}");
-                    results.lock().unwrap().push(line);
-                }
-            });
-        }
+    let results = misaal_testkit::on_every_core(&kernels, |name| {
+        let t = std::time::Instant::now();
+        let r = interpret("benchmarks/hvx", name, &ops).and_then(|hvx| {
+            let x86 = interpret("benchmarks", name, &ops).map_err(|e| format!("x86 Stmt: {e}"))?;
+            if hvx != x86 {
+                let first = hvx.iter().zip(&x86).position(|(a, b)| a != b);
+                return Err(format!("differs from the x86 Stmt's output (first differing byte {first:?} of {})", x86.len()));
+            }
+            Ok(hvx.len())
+        });
+        let line = match r {
+            Ok(n) => format!("ok   {name}: {n} output bytes equal to the x86 Stmt's ({:.1} s)", t.elapsed().as_secs_f64()),
+            Err(e) => format!("FAIL {name}: {e}"),
+        };
+        eprintln!("{line}");
+        line
     });
-    let results = results.into_inner().unwrap();
     let failed: Vec<&String> = results.iter().filter(|l| l.starts_with("FAIL")).collect();
     assert!(failed.is_empty(), "{} of {} kernels fail:\n{}", failed.len(), results.len(), failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
 }

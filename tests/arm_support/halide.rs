@@ -30,30 +30,20 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn which(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
-
 /// `Some(what is missing)` when the check cannot run here.
 pub fn missing() -> Option<String> {
     for t in [CC, QEMU] {
-        if !which(t) {
+        if misaal_bench::which(t).is_none() {
             return Some(format!("{t} not found on PATH (scripts/setup.sh installs it)"));
         }
     }
     halide_include().err()
 }
 
-/// Where pip's Halide keeps HalideRuntime.h.
+/// Where pip's Halide keeps HalideRuntime.h, as the bench finds it, and
+/// that the header is there.
 fn halide_include() -> Result<PathBuf, String> {
-    let out = Command::new("python3")
-        .args(["-c", "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))"])
-        .output()
-        .map_err(|e| format!("python3: {e}"))?;
-    if !out.status.success() {
-        return Err("Halide's Python bindings are missing (pip install halide==21.0.0)".into());
-    }
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let dir = misaal_bench::halide_include()?;
     if dir.join("HalideRuntime.h").is_file() { Ok(dir) } else { Err(format!("no HalideRuntime.h in {}", dir.display())) }
 }
 
@@ -69,21 +59,10 @@ fn c_type(t: Type) -> String {
     format!("{}int{}_t", if t.code == TypeCode::UInt { "u" } else { "" }, t.bits)
 }
 
-/// Deterministic input bytes (xorshift64), a different stream per buffer.
-fn input_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
-fn elems(a: &ArgSpec) -> usize {
-    a.dims.iter().product::<i64>() as usize
+/// `n` deterministic uniform input bytes, a different stream per seed:
+/// the bench's generator, as its first (uniform) input set draws them.
+fn input_bytes(n: usize, mut seed: u64) -> Vec<u8> {
+    misaal_bench::inputs::input_data(0, n, 1, &mut seed)
 }
 
 /// A C main that reads each input buffer from `NAME.bin`, calls the kernel
@@ -98,7 +77,7 @@ fn harness_c(function: &str, args: &[ArgSpec]) -> String {
             continue;
         }
         let n = &a.name;
-        let bytes = elems(a) * (a.ty.bits as usize).div_ceil(8);
+        let bytes = misaal_bench::bytes_of(a);
         let mut dims = Vec::new();
         let mut stride = 1i64;
         for (k, e) in a.dims.iter().enumerate() {
@@ -116,7 +95,7 @@ fn harness_c(function: &str, args: &[ArgSpec]) -> String {
         call.push(format!("&b_{n}"));
     }
     let out = args.iter().find(|a| a.output).expect("an output");
-    let out_bytes = elems(out) * (out.ty.bits as usize).div_ceil(8);
+    let out_bytes = misaal_bench::bytes_of(out);
     s += &format!(
         "    int r = {function}({});\n    if (r != 0) {{ fprintf(stderr, \"{function} returned %d\\n\", r); return 1; }}\n    FILE *f = fopen(\"out.bin\", \"wb\");\n    if (!f || fwrite(b_{}.host, 1, {out_bytes}, f) != {out_bytes}) return 3;\n    fclose(f);\n    return 0;\n}}\n",
         call.join(", "),
@@ -141,20 +120,7 @@ pub fn check(kernels: &[&str]) -> Result<String, String> {
     let build = suite.join("build/halide");
     // The interpreter takes tens of seconds a kernel: one worker a core,
     // each taking the next kernel.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(kernels.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                while let Some(&name) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
-                    let r = check_one(name, &manifest, &ops, &suite, &build, &include, &tmp.join(name));
-                    results.lock().expect("results").push((name, r));
-                }
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("results");
+    let mut results = misaal_testkit::on_every_core(kernels, |&name| (name, check_one(name, &manifest, &ops, &suite, &build, &include, &tmp.join(name))));
     results.sort_by_key(|(n, _)| kernels.iter().position(|k| k == n));
     let (mut report, mut bad) = (Vec::new(), Vec::new());
     for (name, r) in results {
@@ -187,7 +153,7 @@ fn check_one(
     // Inputs, written for the harness and kept for the interpreter.
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for (k, a) in kernel.args.iter().enumerate().filter(|(_, a)| a.buffer && !a.output) {
-        let data = input_bytes(elems(a) * (a.ty.bits as usize).div_ceil(8), 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1));
+        let data = input_bytes(misaal_bench::bytes_of(a), 0x9e37_79b9_7f4a_7c15 ^ (k as u64 + 1));
         std::fs::write(dir.join(format!("{}.bin", a.name)), &data).map_err(|e| e.to_string())?;
         inputs.push((a.name.clone(), data));
     }
