@@ -37,6 +37,7 @@ pub fn march(features: &misaal_compiler::isel::features::CpuFeatures) -> String 
     m
 }
 
+#[derive(Default)]
 struct Row {
     kernel: String,
     bit_exact: String,
@@ -151,16 +152,8 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let work = cfg.work_dir.join("arm");
     let _lock = WorkLock::take(&work)?;
     let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "arm", rerun: RERUN }, cc, qemu, tools, include: &include };
-    let failed = |k: &Kernel, e: String| Row {
-        kernel: k.name.clone(),
-        bit_exact: cx.run.error_cell(k, &e),
-        ours: None,
-        halide: None,
-        compiled: None,
-        method: if cfg.naive { "naive" } else { "isel" },
-        target: suite.target.clone(),
-        march: String::new(),
-    };
+    let method = if cfg.naive { "naive" } else { "isel" };
+    let failed = |k: &Kernel, e: String| Row { kernel: k.name.clone(), bit_exact: cx.run.error_cell(k, &e), method, target: suite.target.clone(), ..Row::default() };
     let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
     let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "mca", cyc(row.ours), cyc(row.halide), secs, &row.bit_exact);
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;

@@ -164,6 +164,7 @@ fn run_qemu(qemu: &Path, exe: &Path, input: Vec<u8>) -> Result<Vec<u8>, String> 
 }
 
 /// One row of reports/bench_hvx.csv (columns in docs/reports.md).
+#[derive(Default)]
 struct Row {
     kernel: String,
     bit_exact: String,
@@ -370,16 +371,8 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let work = cfg.work_dir.join("hvx");
     let _lock = WorkLock::take(&work)?;
     let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "hvx", rerun: RERUN }, tc: &tc, objdump, include: &include };
-    let failed = |k: &Kernel, e: String| Row {
-        kernel: k.name.clone(),
-        bit_exact: cx.run.error_cell(k, &e),
-        ours_packets: None,
-        halide_packets: None,
-        compiled: None,
-        method: if cfg.naive { "naive" } else { "isel" },
-        halide: String::new(),
-        target: suite.target.clone(),
-    };
+    let method = if cfg.naive { "naive" } else { "isel" };
+    let failed = |k: &Kernel, e: String| Row { kernel: k.name.clone(), bit_exact: cx.run.error_cell(k, &e), method, target: suite.target.clone(), ..Row::default() };
     let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
     let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "packets", p(row.ours_packets), p(row.halide_packets), secs, &row.bit_exact);
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
