@@ -7,8 +7,9 @@
 //! the merge job fails, naming those two shards and no other, and writes
 //! nothing. Both are then resubmitted (`--rerun`), the cancelled one
 //! continuing from its checkpoint, and the merge writes the bytes of an
-//! unsharded run on this machine. Skipped, with the reason, where Slurm is
-//! not installed or does not start (CI installs it: scripts/setup.sh).
+//! unsharded run on this machine. In the slow tier (`MISAAL_SLOW=1`); skipped,
+//! with the reason, where Slurm is not installed or does not start
+//! (scripts/setup.sh installs it).
 //!
 //! The configuration is tests/synth_pipeline.rs's (its units, depths and
 //! SSE2 specs), with one unit more, the accumulator unit i32x4,i16x8,i16x8:
@@ -182,6 +183,9 @@ fn bad_input_is_refused(conf: &Path, out: &Path) {
 
 #[test]
 fn shards_on_slurm_killed_and_failed_then_resubmitted_merge_to_the_unsharded_bytes() {
+    if !misaal_testkit::slow_tier("a one-node Slurm cluster and four synthesis runs take minutes") {
+        return;
+    }
     let t0 = Instant::now();
     let etc_before = system_config();
     let mut s = Scratch::new();

@@ -17,7 +17,7 @@
 use std::io::Write;
 
 pub mod optin;
-pub use optin::{KERNELS_VAR, SLOW_VAR, choose_kernels, kernels, kernels_listed, kernels_or, slow};
+pub use optin::{KERNELS_VAR, SLOW_VAR, choose_kernels, kernels, kernels_listed, kernels_or, slow, slow_tier};
 
 /// Records that the calling test skips entirely, and why (naming what is
 /// missing). The caller returns right after.

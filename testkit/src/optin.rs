@@ -25,6 +25,19 @@ pub fn slow() -> bool {
     std::env::var(SLOW_VAR).is_ok_and(|v| v == "1")
 }
 
+/// Whether a test of the slow tier runs: yes under `MISAAL_SLOW=1`;
+/// otherwise it is recorded as skipped (never passed), with `why` it is
+/// slow and the variable that runs it, and the caller returns. For whole
+/// tests that CI's fast tier leaves out; a sweep that samples by default
+/// reads [`slow`] instead.
+pub fn slow_tier(why: &str) -> bool {
+    if slow() {
+        return true;
+    }
+    crate::skip(&format!("slow tier ({why}); {SLOW_VAR}=1 runs it"));
+    false
+}
+
 /// Whether `MISAAL_KERNELS` chooses the kernels (is set and not empty),
 /// for a test that runs more when the kernels were chosen by hand.
 pub fn kernels_listed() -> bool {
