@@ -209,7 +209,7 @@ impl Loops {
 
 /// The fastest of some runs: interference (a program on the sibling
 /// hardware thread, an interrupt, a preemption) only ever adds time.
-fn fastest(xs: impl Iterator<Item = f64>) -> f64 {
+pub fn fastest(xs: impl Iterator<Item = f64>) -> f64 {
     xs.fold(f64::INFINITY, f64::min)
 }
 
@@ -277,52 +277,5 @@ impl Kernel {
     pub fn throughput_loops(&self) -> Option<Loops> {
         let [long, short] = self.tput;
         self.missing_features().is_empty().then_some(Loops { long, short, ops: TPUT_OPS, extra: TPUT_EXTRA })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fastest_run() {
-        assert_eq!(fastest([3.0, 1.0, 2.0].into_iter()), 1.0);
-        assert_eq!(fastest(std::iter::empty()), f64::INFINITY);
-    }
-
-    #[test]
-    fn every_spec_gets_kernels() {
-        // 1,806 specs in isa/specs/x86 when this was written; none lacks
-        // a Rust signature.
-        assert!(kernels().len() >= 1800, "{}", kernels().len());
-        assert!(lookup(REFERENCE).is_some_and(|k| k.chain == Chain::Direct));
-        assert_eq!(lookup("_mm256_cvtepi8_epi16").map(|k| k.chain), Some(Chain::Cast));
-        assert_eq!(lookup("_mm256_movemask_epi8").map(|k| k.chain), Some(Chain::None));
-    }
-
-    #[test]
-    fn confirmed_minimum() {
-        assert_eq!(confirmed_min(&[1.0, 0.5, 0.8, 0.81], 0.02), Some(0.8));
-        assert_eq!(confirmed_min(&[1.0, 0.5, 0.505], 0.02), Some(0.5));
-        assert_eq!(confirmed_min(&[1.0, 0.5], 0.02), None);
-        assert_eq!(confirmed_min(&[f64::NAN, 2.0, 2.0], 0.0), Some(2.0));
-    }
-
-    /// The kernels run and give positive, finite numbers (which mean
-    /// little in an unoptimized test build).
-    #[test]
-    fn reference_kernel_runs() {
-        let t = Timer { repeats: 3, min_ticks: 2_000 };
-        let k = lookup(REFERENCE).unwrap();
-        let (Some(lat), Some(tp)) = (k.latency_loops(), k.throughput_loops()) else {
-            return; // no AVX2 here
-        };
-        let (nr, n) = (t.size(&lat), t.size(&tp));
-        let tpc = t.ticks_per_cycle(&lat, nr);
-        let v = t.visit(&tp, n, &lat, nr);
-        for x in [tpc, v.long, v.short, v.per_op(&tp, v.ticks_per_cycle)] {
-            assert!(x.is_finite() && x > 0.0, "{tpc} {v:?}");
-        }
-        assert!(lookup("_mm256_movemask_epi8").unwrap().latency_loops().is_none());
     }
 }
