@@ -9,25 +9,14 @@
 //! Only specs whose derived status (`evidence/`) says they met their oracle take part, as
 //! in `misaal classes`; the rows are committed, so no emulator is needed.
 
-use misaal_datalog::{Baseline, ClassSet, classify_pairs, compare};
-use misaal_isa::{Instr, Semantics, SpecLibrary, StatusTable};
+mod class_support;
+
+use class_support::{assert_members_proved, hydride, print_folding, print_families, same_class, spanning, split_reasons, verified};
+use misaal_datalog::{Baseline, classify_pairs, compare};
 use misaal_verifier::membership::{MembershipCheck, check_membership};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
-
-type Pairs = Vec<(Arc<Instr>, Arc<Semantics>)>;
-
-fn verified(target: &str) -> Pairs {
-    let dir = misaal_isa::bundled_spec_dir(target);
-    let mut lib = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
-    let table = StatusTable::for_spec_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
-    lib.retain_verified(&table);
-    assert!(!lib.is_empty(), "no verified {target} spec");
-    lib.iter().map(|(i, s)| (i.clone(), s.clone())).collect()
-}
 
 fn hydride_arm() -> Baseline {
-    Baseline::load(&Baseline::bundled("arm").expect("bundled ARM table")).expect("loads")
+    hydride("arm")
 }
 
 /// Hydride's (ASPLOS 2024) ARM figure: 1,221 instructions in 177 classes.
@@ -40,20 +29,15 @@ fn every_arm_member_is_proved_and_a_wrong_row_is_caught() {
     let set = classify_pairs(&pairs);
     assert!(set.rejected.is_empty(), "{:?}", set.rejected);
     assert_eq!(set.member_count(), pairs.len(), "every spec is in exactly one class");
-    let sem: HashMap<&str, &Semantics> = pairs.iter().map(|(i, s)| (i.name.as_str(), s.as_ref())).collect();
-    for c in &set.classes {
-        for m in &c.members {
-            let r = check_membership(c, m, sem[m.instr.name.as_str()], 20_000);
-            assert!(matches!(r, MembershipCheck::Z3 | MembershipCheck::Quickcheck(_)), "{} in {}: {r:?}", m.instr.name, c.name);
-        }
-    }
+    assert_members_proved(&set.classes.iter().collect::<Vec<_>>(), &pairs);
     // The check can fail: give a rounding halving add the row of its
     // unsigned twin's class with one slice moved.
     let (c, m) = set.class_of("vrhaddq_u16").unwrap();
     let mut wrong = m.clone();
     let k = c.param_names.iter().position(|n| n.contains(".off") || n.contains(".c")).expect("a position parameter");
     wrong.values[k] += 1;
-    assert!(matches!(check_membership(c, &wrong, sem["vrhaddq_u16"], 20_000), MembershipCheck::Failed(_)));
+    let sem = &pairs.iter().find(|(i, _)| i.name == "vrhaddq_u16").expect("verified").1;
+    assert!(matches!(check_membership(c, &wrong, sem, 20_000), MembershipCheck::Failed(_)));
 }
 
 #[test]
@@ -61,9 +45,7 @@ fn arm_folds_at_least_as_much_as_hydride() {
     let set = classify_pairs(&verified("arm"));
     let ours = set.member_count() as f64 / set.classes.len() as f64;
     let rows = compare(&set, Some(&hydride_arm()));
-    for f in &rows {
-        eprintln!("{:<10} {:>5} in {:>3} ({:>5.2}x); shared {:>4}: ours {:>3}, Hydride {:>3}", f.family, f.instructions, f.classes, f.ratio(), f.shared, f.shared_classes, f.baseline_classes);
-    }
+    print_families(&rows);
     let all = rows.last().unwrap();
     eprintln!("ARM: ours {ours:.2}x, Hydride (paper) {PAPER_ARM_RATIO:.2}x");
     assert!(ours >= PAPER_ARM_RATIO, "ours {ours:.2}x is below Hydride's {PAPER_ARM_RATIO:.2}x");
@@ -92,52 +74,12 @@ fn split_reason(a: &str, b: &str) -> Option<&'static str> {
 #[test]
 fn every_split_of_a_hydride_arm_class_has_a_named_reason() {
     let set = classify_pairs(&verified("arm"));
-    let ours: HashMap<&str, &str> = set.classes.iter().flat_map(|c| c.members.iter().map(move |m| (m.instr.name.as_str(), c.name.as_str()))).collect();
-    let hydride = hydride_arm();
-    let mut by_theirs: BTreeMap<&str, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
-    for (name, class) in &ours {
-        if let Some(t) = hydride.class_of(name) {
-            by_theirs.entry(t).or_default().entry(class).or_default().push(name);
-        }
-    }
-    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut unexplained = Vec::new();
-    for (theirs, groups) in &by_theirs {
-        // Our classes within one of theirs must be linked, pair by pair, by
-        // a named reason: a graph over our classes, which must be connected.
-        let names: Vec<&&str> = groups.keys().collect();
-        let mut reached: BTreeSet<usize> = BTreeSet::from([0]);
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for j in 0..names.len() {
-                if reached.contains(&j) {
-                    continue;
-                }
-                let link = reached.iter().find_map(|&i| {
-                    groups[names[i]].iter().find_map(|a| groups[names[j]].iter().find_map(|b| split_reason(a, b)))
-                });
-                if let Some(r) = link {
-                    *reasons.entry(r).or_default() += 1;
-                    reached.insert(j);
-                    grew = true;
-                }
-            }
-        }
-        if reached.len() != names.len() {
-            unexplained.push(format!("{theirs}: {groups:?}"));
-        }
-    }
-    eprintln!("Hydride classes split by us, by reason: {reasons:?}");
+    let (reasons, unexplained) = split_reasons(&set, &hydride_arm(), split_reason);
     assert!(unexplained.is_empty(), "splits with no named reason:\n{}", unexplained.join("\n"));
     // The reasons are what the comparison shows today; a split for another
     // reason, or none at all, means the classes changed and this test (and
     // docs/classes.md's account of it) must be looked at again.
     assert!(reasons.get("signedness").copied().unwrap_or(0) >= 40, "{reasons:?}");
-}
-
-fn spans_both(set: &ClassSet, a: &str, b: &str) -> bool {
-    matches!((set.class_of(a), set.class_of(b)), (Some((x, _)), Some((y, _))) if x.name == y.name)
 }
 
 #[test]
@@ -151,33 +93,16 @@ fn x86_and_arm_fold_into_shared_classes() {
     // The classes the papers show across ISAs: the same lane operation
     // under two vendors' names.
     for (x, a) in [("_mm_avg_epu8", "vrhaddq_u8"), ("_mm_adds_epi16", "vqaddq_s16"), ("_mm_add_epi32", "vaddq_s32"), ("_mm_cvtepu8_epi16", "vmovl_u8"), ("_mm_max_epu16", "vmaxq_u16")] {
-        assert!(spans_both(&set, x, a), "{x} and {a} are in different classes");
+        assert!(same_class(&set, x, a), "{x} and {a} are in different classes");
     }
-    assert!(!spans_both(&set, "_mm_adds_epi16", "vqaddq_u16"), "signed and unsigned saturation differ");
-    let spanning: Vec<_> = set
-        .classes
-        .iter()
-        .filter(|c| c.members.iter().map(|m| m.instr.target.as_str()).collect::<BTreeSet<_>>().len() > 1)
-        .collect();
-    eprintln!(
-        "x86+ARM: {} verified specs ({n_x86} x86) in {} classes ({:.2}x; Hydride's paper: 3250 in 302, {:.2}x); {} classes span both",
-        set.member_count(),
-        set.classes.len(),
-        set.member_count() as f64 / set.classes.len() as f64,
-        3250.0 / 302.0,
-        spanning.len()
-    );
+    assert!(!same_class(&set, "_mm_adds_epi16", "vqaddq_u16"), "signed and unsigned saturation differ");
+    let spanning = spanning(&set, 2);
+    print_folding(&set, &format!("x86+ARM: {} verified specs ({n_x86} x86)", set.member_count()), (3250, 302), spanning.len(), "both");
     assert!(spanning.len() >= 20, "only {} classes span both targets", spanning.len());
     // A class spanning targets is proved member by member like any other.
-    let sem: HashMap<&str, &Semantics> = pairs.iter().map(|(i, s)| (i.name.as_str(), s.as_ref())).collect();
-    for c in &spanning {
-        for m in &c.members {
-            let r = check_membership(c, m, sem[m.instr.name.as_str()], 20_000);
-            assert!(matches!(r, MembershipCheck::Z3 | MembershipCheck::Quickcheck(_)), "{} in {}: {r:?}", m.instr.name, c.name);
-        }
-    }
+    assert_members_proved(&spanning, &pairs);
     // Against both of Hydride's tables together, per target/family.
-    let both = Baseline::merge(vec![Baseline::load(&Baseline::bundled("x86").unwrap()).unwrap(), hydride_arm()]).unwrap();
+    let both = Baseline::merge(vec![hydride("x86"), hydride_arm()]).unwrap();
     let rows = compare(&set, Some(&both));
     assert!(rows.iter().any(|f| f.family == "arm/add") && rows.iter().any(|f| f.family == "x86/add"), "families are per target");
     let all = rows.last().unwrap();

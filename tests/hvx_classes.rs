@@ -18,23 +18,15 @@
 //! Only specs whose derived status (`evidence/`) says they met their oracle take part, as
 //! in `misaal classes`; the rows are committed, so no emulator is needed.
 
+mod class_support;
+
+use class_support::{Pairs, assert_members_proved, hydride, print_folding, print_families, same_class, spanning, split_reasons, verified};
 use misaal_datalog::{Baseline, ClassSet, classify_pairs, compare};
-use misaal_isa::{Instr, Semantics, SpecLibrary, StatusTable};
+use misaal_isa::Semantics;
 use misaal_verifier::membership::{MembershipCheck, check_membership};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
-
-type Pairs = Vec<(Arc<Instr>, Arc<Semantics>)>;
-
-fn verified(target: &str) -> Pairs {
-    let dir = misaal_isa::bundled_spec_dir(target);
-    let mut lib = SpecLibrary::load_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
-    let table = StatusTable::for_spec_dir(&dir).unwrap_or_else(|d| panic!("{d}"));
-    lib.retain_verified(&table);
-    assert!(!lib.is_empty(), "no verified {target} spec");
-    lib.iter().map(|(i, s)| (i.clone(), s.clone())).collect()
-}
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The verified HVX specs and their classes, built once for every test
 /// here: classifying 1024-bit specs is most of this file's time.
@@ -50,7 +42,7 @@ fn hvx() -> &'static (Pairs, ClassSet) {
 }
 
 fn hydride_hvx() -> Baseline {
-    Baseline::load(&Baseline::bundled("hvx").expect("bundled HVX table")).expect("loads")
+    hydride("hvx")
 }
 
 /// Hydride's (ASPLOS 2024) HVX figure: 307 instructions in 115 classes.
@@ -162,48 +154,13 @@ fn hvx_folding_against_hydride_and_every_split_named() {
     let set = &hvx().1;
     let hydride = hydride_hvx();
     let rows = compare(set, Some(&hydride));
-    for f in &rows {
-        eprintln!("{:<10} {:>5} in {:>3} ({:>5.2}x); shared {:>4}: ours {:>3}, Hydride {:>3}", f.family, f.instructions, f.classes, f.ratio(), f.shared, f.shared_classes, f.baseline_classes);
-    }
+    print_families(&rows);
     let all = rows.last().unwrap();
     let ours = set.member_count() as f64 / set.classes.len() as f64;
     eprintln!("HVX: ours {ours:.2}x ({} in {}), Hydride (paper) {PAPER_HVX_RATIO:.2}x", set.member_count(), set.classes.len());
     assert_eq!(all.shared, hydride.len(), "every intrinsic of Hydride's table has a verified spec: {all:?}");
 
-    let ours_of: HashMap<&str, &str> = set.classes.iter().flat_map(|c| c.members.iter().map(move |m| (m.instr.name.as_str(), c.name.as_str()))).collect();
-    let mut by_theirs: BTreeMap<&str, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
-    for (name, class) in &ours_of {
-        if let Some(t) = hydride.class_of(name) {
-            by_theirs.entry(t).or_default().entry(class).or_default().push(name);
-        }
-    }
-    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let mut unexplained = Vec::new();
-    for (theirs, groups) in &by_theirs {
-        // Our classes within one of theirs must be linked, pair by pair, by
-        // named reasons: a graph over our classes, which must be connected.
-        let names: Vec<&&str> = groups.keys().collect();
-        let mut reached: BTreeSet<usize> = BTreeSet::from([0]);
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for j in 0..names.len() {
-                if reached.contains(&j) {
-                    continue;
-                }
-                let link = reached.iter().find_map(|&i| groups[names[i]].iter().find_map(|a| groups[names[j]].iter().find_map(|b| split_reason(a, b))));
-                if let Some(r) = link {
-                    *reasons.entry(r).or_default() += 1;
-                    reached.insert(j);
-                    grew = true;
-                }
-            }
-        }
-        if reached.len() != names.len() {
-            unexplained.push(format!("{theirs}: {groups:?}"));
-        }
-    }
-    eprintln!("Hydride classes split by us, by reason: {reasons:?}");
+    let (reasons, unexplained) = split_reasons(set, &hydride, split_reason);
     assert!(unexplained.is_empty(), "splits with no named reason:\n{}", unexplained.join("\n"));
     // Each split's reason is one the module comment gives; signedness is
     // most of them. A split for a new reason, or a class we no longer
@@ -242,31 +199,18 @@ fn x86_arm_and_hvx_classify_together() {
     let set = classify_pairs(&pairs);
     assert!(set.rejected.is_empty(), "{:?}", set.rejected);
     assert_eq!(set.member_count(), pairs.len());
-    let same = |a: &str, b: &str| matches!((set.class_of(a), set.class_of(b)), (Some((x, _)), Some((y, _))) if x.name == y.name);
+    let same = |a: &str, b: &str| same_class(&set, a, b);
     // The same lane operation under three vendors' names.
     for (x, a, h) in [("_mm_add_epi16", "vaddq_s16", "Q6_Vh_vadd_VhVh"), ("_mm_adds_epi16", "vqaddq_s16", "Q6_Vh_vadd_VhVh_sat"), ("_mm_avg_epu8", "vrhaddq_u8", "Q6_Vub_vavg_VubVub_rnd"), ("_mm_max_epu16", "vmaxq_u16", "Q6_Vuh_vmax_VuhVuh")] {
         assert!(same(x, a) && same(a, h), "{x}, {a} and {h} are not in one class");
     }
     assert!(!same("_mm_adds_epi16", "Q6_Vuh_vadd_VuhVuh_sat"), "signed and unsigned saturation differ");
-    let spanning: Vec<_> = set.classes.iter().filter(|c| c.members.iter().map(|m| m.instr.target.as_str()).collect::<BTreeSet<_>>().len() == 3).collect();
-    eprintln!(
-        "x86+ARM+HVX: {} verified specs ({n_hvx} HVX) in {} classes ({:.2}x; Hydride's paper: 3557 in 397, {:.2}x); {} classes span all three",
-        set.member_count(),
-        set.classes.len(),
-        set.member_count() as f64 / set.classes.len() as f64,
-        3557.0 / 397.0,
-        spanning.len()
-    );
+    let spanning = spanning(&set, 3);
+    print_folding(&set, &format!("x86+ARM+HVX: {} verified specs ({n_hvx} HVX)", set.member_count()), (3557, 397), spanning.len(), "all three");
     assert!(spanning.len() >= 10, "only {} classes span all three targets", spanning.len());
     // A class spanning targets is proved member by member like any other.
-    let sem: HashMap<&str, &Semantics> = pairs.iter().map(|(i, s)| (i.name.as_str(), s.as_ref())).collect();
-    for c in &spanning {
-        for m in &c.members {
-            let r = check_membership(c, m, sem[m.instr.name.as_str()], 20_000);
-            assert!(matches!(r, MembershipCheck::Z3 | MembershipCheck::Quickcheck(_)), "{} in {}: {r:?}", m.instr.name, c.name);
-        }
-    }
-    let b = Baseline::merge(["x86", "arm", "hvx"].iter().map(|t| Baseline::load(&Baseline::bundled(t).unwrap()).unwrap()).collect()).unwrap();
+    assert_members_proved(&spanning, &pairs);
+    let b = Baseline::merge(["x86", "arm", "hvx"].iter().map(|t| hydride(t)).collect()).unwrap();
     let rows = compare(&set, Some(&b));
     assert!(rows.iter().any(|f| f.family == "hvx/add"), "families are per target");
 }

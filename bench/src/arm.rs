@@ -9,9 +9,9 @@
 //! is llvm-mca's estimate on a Neoverse N1 ([`crate::mca`]).
 
 use crate::check::{Outcome, Verdict, outcome};
-use crate::compile::{Compiled, Job, compile};
+use crate::compile::{Job, compile};
 use crate::keep::{drop_later_sets, halide_files, keep_and_note, write_input_set};
-use crate::run::Run;
+use crate::run::{KernelRow, Run};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
@@ -37,15 +37,13 @@ pub fn march(features: &misaal_compiler::isel::features::CpuFeatures) -> String 
     m
 }
 
+/// One row of reports/bench_arm.csv: the shared columns and llvm-mca's
+/// estimates of both sides.
 #[derive(Default)]
 struct Row {
-    kernel: String,
-    bit_exact: String,
+    base: KernelRow,
     ours: Option<Estimate>,
     halide: Option<Estimate>,
-    compiled: Option<Compiled>,
-    method: &'static str,
-    target: String,
     march: String,
 }
 
@@ -53,8 +51,8 @@ struct Row {
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
     rows.iter()
         .map(|r| misaal_reports::BenchArmRow {
-            kernel: r.kernel.clone(),
-            bit_exact: r.bit_exact.clone(),
+            kernel: r.base.kernel.clone(),
+            bit_exact: r.base.bit_exact.clone(),
             ours_mca_cycles: r.ours.map(|e| e.cycles),
             halide_mca_cycles: r.halide.map(|e| e.cycles),
             ratio: ratio(r.ours, r.halide),
@@ -62,12 +60,12 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
             halide_loop_instrs: r.halide.map(|e| e.instrs as u64),
             ours_loops: r.ours.map(|e| e.loops as u64),
             halide_loops: r.halide.map(|e| e.loops as u64),
-            fallback_exprs: r.compiled.and_then(|c| c.fallback_exprs),
-            compile_ms: r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            method: r.method.to_string(),
-            target: r.target.clone(),
+            fallback_exprs: r.base.fallback_exprs(),
+            compile_ms: r.base.compile_ms(),
+            method: r.base.method.to_string(),
+            target: r.base.target.clone(),
             march: r.march.clone(),
-            peak_rss_kb: r.compiled.map(|c| c.peak_rss_kb),
+            peak_rss_kb: r.base.peak_rss_kb(),
         })
         .collect()
 }
@@ -137,7 +135,8 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
     } else {
         drop_later_sets(&dir, cfg.inputs);
     }
-    Ok(Row { kernel: k.name.clone(), bit_exact, ours: Some(ours), halide: Some(halide), compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone(), march })
+    let base = KernelRow { kernel: k.name.clone(), bit_exact, compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone() };
+    Ok(Row { base, ours: Some(ours), halide: Some(halide), march })
 }
 
 /// How to run a kept ARM program again.
@@ -152,20 +151,19 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let work = cfg.work_dir.join("arm");
     let _lock = WorkLock::take(&work)?;
     let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "arm", rerun: RERUN }, cc, qemu, tools, include: &include };
-    let method = if cfg.naive { "naive" } else { "isel" };
-    let failed = |k: &Kernel, e: String| Row { kernel: k.name.clone(), bit_exact: cx.run.error_cell(k, &e), method, target: suite.target.clone(), ..Row::default() };
+    let failed = |k: &Kernel, e: String| Row { base: cx.run.failed_row(k, &e), ..Row::default() };
     let cyc = |e: Option<Estimate>| e.map(|e| format!("{:>7.1} cyc {:>4} ins {:>2} loops", e.cycles, e.instrs, e.loops)).unwrap_or_else(|| "-".into());
-    let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "mca", cyc(row.ours), cyc(row.halide), secs, &row.bit_exact);
+    let print = |row: &Row, secs| row.base.print("mca", cyc(row.ours), cyc(row.halide), secs);
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
-    let n = cx.run.counts(rows.iter().map(|r| r.bit_exact.as_str()));
+    let n = cx.run.counts(rows.iter().map(|r| r.base.bit_exact.as_str()));
     let (geo, geo_n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
-    let fallbacks: u64 = rows.iter().filter_map(|r| r.compiled.and_then(|c| c.fallback_exprs)).sum();
+    let fallbacks: u64 = rows.iter().filter_map(|r| r.base.fallback_exprs()).sum();
     println!(
         "{} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {geo_n} kernels; {fallbacks} fallback expression(s)",
         n.exact,
         rows.len()
     );
-    cx.run.note_kept(rows.iter().map(|r| r.bit_exact.as_str()));
+    cx.run.note_kept(rows.iter().map(|r| r.base.bit_exact.as_str()));
     let path = cx.run.write_report("bench_arm.csv", |p| misaal_reports::write_bench_arm_csv(&report_rows(&rows), p))?;
     println!("wrote {}", path.display());
     Ok(crate::exit_status(n.failed, n.unchecked, cfg.allow_unchecked))
@@ -174,19 +172,16 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::Compiled;
 
     #[test]
     fn report_quotes_and_formats_as_documented() {
         let est = |cycles: f64| Some(Estimate { cycles, cycles_per_byte: f64::NAN, instrs: 12, loops: 2 });
         let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
         let row = |kernel: &str, ours, halide, compiled, target: &str| Row {
-            kernel: kernel.into(),
-            bit_exact: "yes".into(),
+            base: KernelRow { kernel: kernel.into(), bit_exact: "yes".into(), compiled, method: "llvm-mca", target: target.into() },
             ours,
             halide,
-            compiled,
-            method: "llvm-mca",
-            target: target.into(),
             march: "armv8-a+dotprod".into(),
         };
         let rows = vec![

@@ -7,10 +7,10 @@
 //! a static estimate ([`crate::packets`]).
 
 use crate::check::{Outcome, Verdict, interpret_all, outcome};
-use crate::compile::{Compiled, Job, compile};
+use crate::compile::{Job, compile};
 use crate::inputs::{InputSet, input_set};
 use crate::keep::{halide_files, keep_and_note};
-use crate::run::Run;
+use crate::run::{KernelRow, Run};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -163,35 +163,32 @@ fn run_qemu(qemu: &Path, exe: &Path, input: Vec<u8>) -> Result<Vec<u8>, String> 
     Ok(out)
 }
 
-/// One row of reports/bench_hvx.csv (columns in docs/reports.md).
+/// One row of reports/bench_hvx.csv (columns in docs/reports.md): the
+/// shared columns, both sides' packet counts and what Halide's object did.
 #[derive(Default)]
 struct Row {
-    kernel: String,
-    bit_exact: String,
+    base: KernelRow,
     ours_packets: Option<Packets>,
     halide_packets: Option<Packets>,
-    compiled: Option<Compiled>,
-    method: &'static str,
     halide: String,
-    target: String,
 }
 
 /// The rows of `reports/bench_hvx.csv` (schema in `misaal-reports`).
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
     rows.iter()
         .map(|r| misaal_reports::BenchHvxRow {
-            kernel: r.kernel.clone(),
-            bit_exact: r.bit_exact.clone(),
+            kernel: r.base.kernel.clone(),
+            bit_exact: r.base.bit_exact.clone(),
             ours_packets: r.ours_packets.map(|p| p.packets as u64),
             halide_packets: r.halide_packets.map(|p| p.packets as u64),
-            fallback_exprs: r.compiled.and_then(|c| c.fallback_exprs),
-            compile_ms: r.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
-            method: r.method.to_string(),
+            fallback_exprs: r.base.fallback_exprs(),
+            compile_ms: r.base.compile_ms(),
+            method: r.base.method.to_string(),
             ours_loops: r.ours_packets.map(|p| p.loops as u64),
             halide_loops: r.halide_packets.map(|p| p.loops as u64),
             halide: r.halide.clone(),
-            target: r.target.clone(),
-            peak_rss_kb: r.compiled.map(|c| c.peak_rss_kb),
+            target: r.base.target.clone(),
+            peak_rss_kb: r.base.peak_rss_kb(),
         })
         .collect()
 }
@@ -354,7 +351,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         ev.blobs.push(("stdout.bin".into(), out.clone()));
         bit_exact = keep_and_note(cfg, &ev);
     }
-    Ok(Row { kernel: k.name.clone(), bit_exact, ours_packets, halide_packets, compiled: Some(compiled), method, halide, target: suite.target.clone() })
+    Ok(Row { base: KernelRow { kernel: k.name.clone(), bit_exact, compiled: Some(compiled), method, target: suite.target.clone() }, ours_packets, halide_packets, halide })
 }
 
 /// How to run a kept HVX program again.
@@ -371,14 +368,13 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let work = cfg.work_dir.join("hvx");
     let _lock = WorkLock::take(&work)?;
     let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "hvx", rerun: RERUN }, tc: &tc, objdump, include: &include };
-    let method = if cfg.naive { "naive" } else { "isel" };
-    let failed = |k: &Kernel, e: String| Row { kernel: k.name.clone(), bit_exact: cx.run.error_cell(k, &e), method, target: suite.target.clone(), ..Row::default() };
+    let failed = |k: &Kernel, e: String| Row { base: cx.run.failed_row(k, &e), ..Row::default() };
     let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
-    let print = |row: &Row, secs| crate::compile::print_row(&row.kernel, row.method, row.compiled, "packets", p(row.ours_packets), p(row.halide_packets), secs, &row.bit_exact);
+    let print = |row: &Row, secs| row.base.print("packets", p(row.ours_packets), p(row.halide_packets), secs);
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
-    let n = cx.run.counts(rows.iter().map(|r| r.bit_exact.as_str()));
+    let n = cx.run.counts(rows.iter().map(|r| r.base.bit_exact.as_str()));
     println!("{} of {} kernels bit-exact under qemu-hexagon", n.exact, rows.len());
-    cx.run.note_kept(rows.iter().map(|r| r.bit_exact.as_str()));
+    cx.run.note_kept(rows.iter().map(|r| r.base.bit_exact.as_str()));
     let path = cx.run.write_report("bench_hvx.csv", |p| misaal_reports::write_bench_hvx_csv(&report_rows(&rows), p))?;
     println!("wrote {}", path.display());
     if n.unchecked > 0 {
@@ -390,19 +386,16 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::Compiled;
 
     #[test]
     fn report_quotes_and_formats_as_documented() {
         let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
         let row = |kernel: &str, ours, halide_packets, compiled, halide: &str| Row {
-            kernel: kernel.into(),
-            bit_exact: "yes".into(),
+            base: KernelRow { kernel: kernel.into(), bit_exact: "yes".into(), compiled, method: "packets", target: "hexagon-32-noos-hvx-hvx_128".into() },
             ours_packets: ours,
             halide_packets,
-            compiled,
-            method: "packets",
             halide: halide.into(),
-            target: "hexagon-32-noos-hvx-hvx_128".into(),
         };
         let p = |packets, loops| Some(Packets { packets, loops });
         let rows = vec![

@@ -4,6 +4,7 @@
 //! brings how one kernel runs and what its row and report say.
 
 use crate::check::{Outcome, outcome, tally};
+use crate::compile::Compiled;
 use crate::keep::{Evidence, error_cell, stmt_file};
 use crate::{Config, Kernel, Suite};
 use std::fmt::Display;
@@ -11,6 +12,38 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// One backend's run over a suite.
+/// The columns the ARM and HVX rows share: which kernel, its verdict
+/// cell, how our side compiled, and for which target.
+#[derive(Default)]
+pub struct KernelRow {
+    pub kernel: String,
+    pub bit_exact: String,
+    pub compiled: Option<Compiled>,
+    pub method: &'static str,
+    pub target: String,
+}
+
+impl KernelRow {
+    pub fn fallback_exprs(&self) -> Option<u64> {
+        self.compiled.and_then(|c| c.fallback_exprs)
+    }
+
+    /// NaN where nothing was compiled, as the reports write it.
+    pub fn compile_ms(&self) -> f64 {
+        self.compiled.map(|c| c.ms).unwrap_or(f64::NAN)
+    }
+
+    pub fn peak_rss_kb(&self) -> Option<u64> {
+        self.compiled.map(|c| c.peak_rss_kb)
+    }
+
+    /// The row's line on the terminal, with the backend's own speed
+    /// columns (`measure` says what they are).
+    pub fn print(&self, measure: &str, ours: String, reference: String, secs: f64) {
+        crate::compile::print_row(&self.kernel, self.method, self.compiled, measure, ours, reference, secs, &self.bit_exact);
+    }
+}
+
 pub struct Run<'a> {
     pub cfg: &'a Config,
     pub suite: &'a Suite,
@@ -48,6 +81,13 @@ impl<'a> Run<'a> {
     /// `one`'s row of each kernel `cfg` selects (`failed`'s, from the
     /// error, where `one` ended in one), each printed by `print` with its
     /// seconds as it comes; an error when no kernel matches.
+    /// The shared columns of a row that ended in error `e`: nothing but
+    /// its kernel, target, method and the error's cell.
+    pub fn failed_row(&self, k: &Kernel, e: &str) -> KernelRow {
+        let method = if self.cfg.naive { "naive" } else { "isel" };
+        KernelRow { kernel: k.name.clone(), bit_exact: self.error_cell(k, e), method, target: self.suite.target.clone(), ..KernelRow::default() }
+    }
+
     pub fn rows<R>(&self, mut one: impl FnMut(&Kernel) -> Result<R, String>, mut failed: impl FnMut(&Kernel, String) -> R, mut print: impl FnMut(&R, f64)) -> Result<Vec<R>, String> {
         let mut rows = Vec::new();
         for k in self.suite.selected(self.cfg) {

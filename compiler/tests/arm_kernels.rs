@@ -15,10 +15,9 @@
 mod common;
 
 use common::*;
-use libtest_mimic::{Arguments, Failed, Trial};
-use misaal_frontends::interp::{ArgValue, Buffer, Interp};
+use libtest_mimic::{Arguments, Failed};
+use misaal_frontends::interp::Interp;
 use misaal_frontends::manifest::{Manifest, load_manifest};
-use misaal_frontends::stmt::ast::ArgKind;
 use misaal_frontends::stmt::parse_module;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,39 +56,13 @@ fn emit_arm(dir: &Path, module: &misaal_frontends::stmt::Module) -> Result<misaa
 }
 
 fn check_kernel(name: &str, manifest: &Manifest) -> Result<String, String> {
-    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or("not in the manifest")?;
     let path = format!("{ARM}/stmt/{name}.stmt");
     let m = parse_module(&path, &std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?).map_err(|d| d.to_string())?;
     let func = external(&m);
-    let mut specs = Vec::new();
-    for a in &func.args {
-        specs.push(k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("the manifest lacks `{}`", a.name))?.clone());
-    }
-    let out_pos = func
-        .args
-        .iter()
-        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
-        .ok_or("no output buffer")?;
+    let (specs, out_pos) = manifest_args(func, manifest, name)?;
     // The edge mix (0, all ones, MIN, MAX among random bytes), as bench's third set.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-    let (mut args, mut vals) = (Vec::new(), Vec::new());
-    for s in &specs {
-        let t = s.ty;
-        if !s.buffer {
-            let v = s.value;
-            args.push(Arg::Scalar { ty: t, value: v });
-            vals.push(ArgValue::Scalar(t, v));
-            continue;
-        }
-        let dims = s.dims.clone();
-        let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-        if !s.output {
-            b.data = input(2, b.len(), elem_bytes(t), &mut state);
-        }
-        args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
-        vals.push(ArgValue::Buffer(b));
-    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ name_seed(name);
+    let (args, vals) = call_args(&specs, 2, &mut state);
     let dir = work_dir(&format!("arm_{name}"));
     let report = emit_arm(&dir, &m)?;
     let calls: usize = report.intrinsics.iter().filter(|(n, _)| n.starts_with('v')).map(|(_, c)| c).sum();
@@ -195,13 +168,7 @@ fn dot_product_only_with_arm_dot_prod() -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let missing = missing();
-    let qemu = |name: &str, f: fn() -> Result<(), Failed>| match &missing {
-        None => Trial::test(name, f),
-        Some(why) => {
-            eprintln!("SKIPPED {name}: {why}");
-            Trial::test(format!("{name} (skipped: {why})"), f).with_ignored_flag(true)
-        }
-    };
+    let qemu = |name: &str, f: fn() -> Result<(), Failed>| misaal_testkit::trial_unless_missing(name, missing.as_deref(), f);
     // The dot-product trial needs arm_neon.h's prototypes (the cross compiler).
     let trials = vec![qemu("arm_kernels_match_the_interpreter_under_qemu", arm_kernels_match_the_interpreter), qemu("arm_dot_product_only_with_arm_dot_prod", dot_product_only_with_arm_dot_prod)];
     libtest_mimic::run(&args, trials).exit();

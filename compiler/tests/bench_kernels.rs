@@ -15,9 +15,9 @@
 mod common;
 
 use common::*;
-use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::interp::{ArgValue, Interp};
 use misaal_frontends::manifest::{Manifest, load_manifest};
-use misaal_frontends::stmt::ast::{ArgKind, Func};
+use misaal_frontends::stmt::ast::Func;
 use misaal_frontends::stmt::parse_module;
 use std::time::Instant;
 
@@ -56,50 +56,19 @@ fn differ(ours: &[u8], want: &[u8]) -> Option<String> {
     Some(format!("{n} bytes differ, first at byte {first} (ours {:#04x}, interpreter {:#04x})", ours[first], want[first]))
 }
 
-/// The reference interpreter on one function call.
-type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
-
 /// Runs one kernel on every input set; Ok(summary) or Err(what differs).
 fn check(name: &str, manifest: &Manifest, reference: &Reference) -> Result<String, String> {
     let t = Instant::now();
-    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or_else(|| format!("{name}: not in the manifest"))?;
     let path = format!("{BENCHMARKS}/stmt/{name}.stmt");
     let m = parse_module(name, &std::fs::read_to_string(&path).map_err(|e| format!("{name}: {path}: {e}"))?).map_err(|d| format!("{name}: {d}"))?;
     let func = external(&m);
     // The function's arguments in its own order, sized from the manifest.
-    let mut specs = Vec::new();
-    for a in &func.args {
-        let s = k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
-        specs.push(s.clone());
-    }
-    let out_pos = func
-        .args
-        .iter()
-        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
-        .ok_or_else(|| format!("{name}: no output buffer"))?;
+    let (specs, out_pos) = manifest_args(func, manifest, name).map_err(|e| format!("{name}: {e}"))?;
     let mut dir = None;
     let mut bytes = 0;
     for (set, what) in SETS.iter().enumerate() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-        let mut args = Vec::new();
-        let mut vals = Vec::new();
-        for s in &specs {
-            let t = s.ty;
-            if !s.buffer {
-                let v = s.value;
-                args.push(Arg::Scalar { ty: t, value: v });
-                vals.push(ArgValue::Scalar(t, v));
-                continue;
-            }
-            let dims = s.dims.clone();
-            let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-            if !s.output {
-                b.data = input(1, b.len(), elem_bytes(t), &mut state);
-            }
-            args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
-            vals.push(ArgValue::Buffer(b));
-        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ name_seed(name);
+        let (args, vals) = call_args(&specs, 1, &mut state);
         if dir.is_none() {
             match build_with(&format!("bench_{name}"), &m, &args, true) {
                 Ok(d) => dir = Some(d),

@@ -18,9 +18,9 @@
 mod common;
 
 use common::*;
-use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
+use misaal_frontends::interp::{ArgValue, Interp};
 use misaal_frontends::manifest::{Manifest, load_manifest};
-use misaal_frontends::stmt::ast::{ArgKind, Func, Module};
+use misaal_frontends::stmt::ast::{Func, Module};
 use misaal_frontends::stmt::parse_module;
 use std::time::Instant;
 
@@ -42,26 +42,12 @@ fn manifest(suite: &str) -> Manifest {
     load_manifest(format!("{suite}/manifest.json").as_ref()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The reference interpreter on one function call.
-type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
-
 fn check(name: &str, manifest: &Manifest, reference: &Reference, sets: usize) -> Result<String, String> {
     let t = Instant::now();
     let m19 = load(&format!("{BENCHMARKS}/halide19/stmt/{name}.stmt"))?;
     let m21 = load(&format!("{BENCHMARKS}/stmt/{name}.stmt"))?;
     let func = external(&m19);
-    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or_else(|| format!("{name}: not in the manifest"))?;
-    let mut specs = Vec::new();
-    for a in &func.args {
-        let s = k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("{name}: the manifest lacks `{}`", a.name))?;
-        specs.push(s.clone());
-    }
-    let out_pos = func
-        .args
-        .iter()
-        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
-        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
-        .ok_or_else(|| format!("{name}: no output buffer"))?;
+    let (specs, out_pos) = manifest_args(func, manifest, name).map_err(|e| format!("{name}: {e}"))?;
     let names21: Vec<&str> = external(&m21).args.iter().map(|a| a.name.as_str()).collect();
     let names19: Vec<&str> = func.args.iter().map(|a| a.name.as_str()).collect();
     if names21 != names19 {
@@ -69,24 +55,8 @@ fn check(name: &str, manifest: &Manifest, reference: &Reference, sets: usize) ->
     }
     let (mut dir19, mut dir21) = (None, None);
     for set in 0..sets {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1) ^ name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-        let (mut args, mut vals) = (Vec::new(), Vec::new());
-        for s in &specs {
-            let t = s.ty;
-            if !s.buffer {
-                let v = s.value;
-                args.push(Arg::Scalar { ty: t, value: v });
-                vals.push(ArgValue::Scalar(t, v));
-                continue;
-            }
-            let dims = s.dims.clone();
-            let mut b = Buffer::dense(t, &vec![0; dims.len()], &dims);
-            if !s.output {
-                b.data = input(set, b.len(), elem_bytes(t), &mut state);
-            }
-            args.push(Arg::Buffer { elem: t, dims: dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
-            vals.push(ArgValue::Buffer(b));
-        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (set as u64 + 1) ^ name_seed(name);
+        let (args, vals) = call_args(&specs, set, &mut state);
         let d19 = match &dir19 {
             Some(d) => d,
             None => dir19.insert(build(&format!("h19_{name}"), &m19, &args).map_err(|e| format!("{name}: Halide 19's Stmt: {e}"))?),

@@ -1,7 +1,7 @@
 //! Generates two timing kernels per x86 spec from its signature: a latency
 //! loop (a dependency chain through the result) and a throughput loop
-//! (independent accumulators). Only signatures are read, as the oracle's
-//! build script does.
+//! (independent accumulators). Only signatures are read: the specs and
+//! their features come from `misaal-x86-build`, as for the oracle's glue.
 //!
 //! Every kernel is an `unsafe fn(u64)` running that many loop iterations.
 //! Between operations an empty `asm!` names the value in a register: it
@@ -9,7 +9,7 @@
 //! `x+2y`) or hoisting a loop-invariant operation out of the loop.
 
 use misaal_isa::ast::{Instr, Ty};
-use std::collections::BTreeSet;
+use misaal_x86_build::{generate, rust_features};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -24,14 +24,6 @@ const TPUT_CHAINS: usize = 10;
 const TPUT_UNROLL: [usize; 2] = [2, 1];
 /// Function name prefixes of the long and the short loops.
 const VARIANT: [&str; 2] = ["", "short_"];
-
-fn rust_feature(f: &str) -> String {
-    match f {
-        "sse4_1" => "sse4.1".into(),
-        "sse4_2" => "sse4.2".into(),
-        other => other.into(),
-    }
-}
 
 /// The Rust type and the `asm!` register class that holds it.
 fn rust_ty(ty: Ty) -> Option<(String, &'static str)> {
@@ -137,7 +129,7 @@ fn kernels(i: &Instr, v: usize, out: &mut String) -> Result<&'static str, String
             _ => Chain::None,
         },
     };
-    let feats: Vec<String> = i.features.iter().map(|f| rust_feature(f)).collect();
+    let feats = rust_features(i);
     let attr = format!("#[target_feature(enable = \"{}\")]", feats.join(","));
     let name = &i.name;
     // Once per intrinsic (variant 0): its inline-assembly stand-in, if any.
@@ -229,46 +221,12 @@ fn kernels(i: &Instr, v: usize, out: &mut String) -> Result<&'static str, String
 
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/x86");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let files = misaal_isa::spec_files(&dir).unwrap_or_default();
-    let mut body = String::new();
-    let mut table = String::new();
-    let mut features = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    for path in files {
-        println!("cargo:rerun-if-changed={}", path.display());
-        let text = std::fs::read_to_string(&path).expect("readable spec file");
-        let Ok(file) = misaal_isa::parser::parse_file(&path.display().to_string(), &text) else {
-            println!("cargo:warning=no timing kernels for {}: it does not parse", path.display());
-            continue;
-        };
-        for i in file.instrs.iter().filter(|i| i.target == "x86") {
-            if !seen.insert(i.name.clone()) {
-                continue;
-            }
-            let mut g = String::new();
-            match kernels(i, 0, &mut g).and_then(|c| kernels(i, 1, &mut g).map(|_| c)) {
-                Ok(chain) => {
-                    body.push_str(&g);
-                    let feats: Vec<String> = i.features.iter().map(|f| rust_feature(f)).collect();
-                    features.extend(feats.iter().cloned());
-                    let lat = if chain == "Chain::None" { "None".to_string() } else { format!("Some([lat_{n}, short_lat_{n}])", n = i.name) };
-                    let _ = writeln!(
-                        table,
-                        "    Kernel {{ name: \"{n}\", features: &[{f}], chain: {chain}, lat: {lat}, tput: [tput_{n}, short_tput_{n}] }},",
-                        n = i.name,
-                        f = feats.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "),
-                    );
-                }
-                Err(e) => println!("cargo:warning=no timing kernels for {}: {e}", i.name),
-            }
-        }
-    }
-    let mut detect = String::from("pub(crate) fn detect(feature: &str) -> bool {\n    match feature {\n");
-    for f in &features {
-        let _ = writeln!(detect, "        \"{f}\" => std::arch::is_x86_feature_detected!(\"{f}\"),");
-    }
-    detect.push_str("        _ => false,\n    }\n}\n");
+    let (body, table, features) = generate(&dir, "no timing kernels", |i, f, code| {
+        let chain = kernels(i, 0, code).and_then(|c| kernels(i, 1, code).map(|_| c))?;
+        let lat = if chain == "Chain::None" { "None".to_string() } else { format!("Some([lat_{n}, short_lat_{n}])", n = i.name) };
+        Ok(format!("    Kernel {{ name: \"{n}\", features: &[{f}], chain: {chain}, lat: {lat}, tput: [tput_{n}, short_tput_{n}] }},\n", n = i.name))
+    });
+    let detect = format!("pub(crate) fn detect(feature: &str) -> bool {{\n    match feature {{\n{}        _ => false,\n    }}\n}}\n", features.detect_arms());
     let consts = format!(
         "/// Operations the long latency loop runs per iteration more than the short one.\npub const LAT_EXTRA: u64 = {};\n\
          /// Likewise for the throughput loops.\npub const TPUT_EXTRA: u64 = {};\n\

@@ -25,6 +25,19 @@ pub fn skip(reason: &str) {
     record("whole", reason);
 }
 
+/// A `libtest-mimic` trial that runs when nothing it needs is missing
+/// (`missing` is None) and is otherwise reported as ignored, its name
+/// and stderr saying what is missing: counted skipped, never passed.
+pub fn trial_unless_missing(name: &str, missing: Option<&str>, f: fn() -> Result<(), libtest_mimic::Failed>) -> libtest_mimic::Trial {
+    match missing {
+        None => libtest_mimic::Trial::test(name, f),
+        Some(why) => {
+            eprintln!("SKIPPED {name}: {why}");
+            libtest_mimic::Trial::test(format!("{name} (skipped: {why})"), f).with_ignored_flag(true)
+        }
+    }
+}
+
 /// Records that one check of the calling test was skipped, and why; the
 /// test's other checks ran.
 pub fn skip_part(reason: &str) {

@@ -1,21 +1,11 @@
 //! Generates one `core::arch` call per x86 spec from its signature, so the
-//! glue for hundreds of intrinsics is never written by hand. Only signatures
-//! are read here: a spec with a body error still gets glue, and `isa check`
-//! reports the error.
+//! glue for hundreds of intrinsics is never written by hand. The specs and
+//! their features come from `misaal-x86-build`, as for the timing kernels.
 
 use misaal_isa::ast::{Instr, Ty};
-use std::collections::BTreeSet;
+use misaal_x86_build::{generate, rust_features};
 use std::fmt::Write;
 use std::path::Path;
-
-fn rust_feature(f: &str) -> String {
-    // Spec identifiers cannot hold dots: `sse4_1` is Rust's `sse4.1`.
-    match f {
-        "sse4_1" => "sse4.1".into(),
-        "sse4_2" => "sse4.2".into(),
-        other => other.into(),
-    }
-}
 
 fn rust_ty(ty: Ty) -> Option<String> {
     Some(match ty {
@@ -34,7 +24,7 @@ fn glue(i: &Instr, out: &mut String) -> Result<(), String> {
     if imms.len() > 1 {
         return Err("more than one immediate".into());
     }
-    let feats: Vec<String> = i.features.iter().map(|f| rust_feature(f)).collect();
+    let feats = rust_features(i);
     let _ = writeln!(out, "#[target_feature(enable = \"{}\")]", feats.join(","));
     let _ = writeln!(out, "unsafe fn imp_{}(ops: &[&[u8]]) -> Vec<u8> {{", i.name);
     let mut args = Vec::new();
@@ -69,48 +59,11 @@ fn glue(i: &Instr, out: &mut String) -> Result<(), String> {
 
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../isa/specs/x86");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let files = misaal_isa::spec_files(&dir).unwrap_or_default();
-    let mut body = String::new();
-    let mut table = String::new();
-    let mut features = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).expect("readable spec file");
-        let file = match misaal_isa::parser::parse_file(&path.display().to_string(), &text) {
-            Ok(f) => f,
-            Err(e) => {
-                println!("cargo:warning=no oracle glue for {}: {e}", path.display());
-                continue;
-            }
-        };
-        for i in file.instrs.iter().filter(|i| i.target == "x86") {
-            if !seen.insert(i.name.clone()) {
-                continue;
-            }
-            let mut g = String::new();
-            match glue(i, &mut g) {
-                Ok(()) => {
-                    body.push_str(&g);
-                    let feats: Vec<String> = i.features.iter().map(|f| rust_feature(f)).collect();
-                    features.extend(feats.iter().cloned());
-                    let _ = writeln!(
-                        table,
-                        "    X86Intrinsic {{ name: \"{}\", features: &[{}], imp: imp_{} }},",
-                        i.name,
-                        feats.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "),
-                        i.name
-                    );
-                }
-                Err(e) => println!("cargo:warning=no oracle glue for {}: {e}", i.name),
-            }
-        }
-    }
-    let mut detect = String::from("pub(crate) fn detect(feature: &str) -> Option<bool> {\n    Some(match feature {\n");
-    for f in &features {
-        let _ = writeln!(detect, "        \"{f}\" => std::arch::is_x86_feature_detected!(\"{f}\"),");
-    }
-    detect.push_str("        _ => return None,\n    })\n}\n");
+    let (body, table, features) = generate(&dir, "no oracle glue", |i, feats, code| {
+        glue(i, code)?;
+        Ok(format!("    X86Intrinsic {{ name: \"{n}\", features: &[{feats}], imp: imp_{n} }},\n", n = i.name))
+    });
+    let detect = format!("pub(crate) fn detect(feature: &str) -> Option<bool> {{\n    Some(match feature {{\n{}        _ => return None,\n    }})\n}}\n", features.detect_arms());
     let src = format!("{body}\npub static INTRINSICS: &[X86Intrinsic] = &[\n{table}];\n\n{detect}");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("glue.rs");
     std::fs::write(out, src).expect("write glue.rs");

@@ -15,6 +15,7 @@ pub mod audit;
 pub mod compose;
 pub mod differential;
 pub mod emulated;
+pub mod emulated_checks;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;

@@ -8,6 +8,7 @@
 
 use misaal_isa::Semantics;
 use misaal_isa::dag::{BvOp, CmpOp, Node, NodeId, SatKind};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MutationKind {
@@ -87,6 +88,82 @@ pub fn mutant_at(sem: &Semantics, id: NodeId, kind: MutationKind) -> Option<Muta
     let mut s = sem.clone();
     s.dag = sem.dag.with_node_replaced(id, node);
     Some(Mutant { kind, node: id, description, semantics: s })
+}
+
+/// The sites of `kind` a mutation test tries in the `spec`-th spec of its
+/// library: every one with `all_sites`, else one picked per spec and kind
+/// (deterministically, spread over the library), or none.
+pub fn sampled_sites(sem: &Semantics, kind: MutationKind, spec: usize, all_sites: bool) -> Vec<NodeId> {
+    let sites = mutant_sites(sem, kind);
+    if all_sites || sites.is_empty() {
+        return sites;
+    }
+    vec![sites[(spec * 7919 + kind as usize * 104_729) % sites.len()]]
+}
+
+/// How a mutation test samples, from its environment:
+/// `MISAAL_MUTATION_SITES=all` tries every site instead of one per kind,
+/// `MISAAL_MUTATION_FILTER=vadd` keeps only specs whose name contains it.
+pub struct MutationSampling {
+    pub all_sites: bool,
+    pub only: String,
+}
+
+impl MutationSampling {
+    pub fn from_env() -> Self {
+        MutationSampling { all_sites: std::env::var("MISAAL_MUTATION_SITES").is_ok_and(|v| v == "all"), only: std::env::var("MISAAL_MUTATION_FILTER").unwrap_or_default() }
+    }
+
+    pub fn keeps(&self, name: &str) -> bool {
+        name.contains(self.only.as_str())
+    }
+}
+
+/// What a mutation test found: per kind, mutants the oracle caught and
+/// those Z3 proved equal to the spec; and each that escaped both.
+#[derive(Default)]
+pub struct MutationTally {
+    pub caught: BTreeMap<MutationKind, usize>,
+    pub proved: BTreeMap<MutationKind, usize>,
+    pub escaped: Vec<String>,
+}
+
+impl MutationTally {
+    pub fn caught(&mut self, kind: MutationKind) {
+        *self.caught.entry(kind).or_default() += 1;
+    }
+
+    pub fn proved(&mut self, kind: MutationKind) {
+        *self.proved.entry(kind).or_default() += 1;
+    }
+
+    pub fn add(&mut self, other: MutationTally) {
+        for (k, n) in other.caught {
+            *self.caught.entry(k).or_default() += n;
+        }
+        for (k, n) in other.proved {
+            *self.proved.entry(k).or_default() += n;
+        }
+        self.escaped.extend(other.escaped);
+    }
+
+    /// Prints the counts per kind (`oracle`: who caught them), then fails
+    /// if a mutant escaped, or if a kind was never caught in an unfiltered
+    /// run (a filtered one may hold no site of some kind).
+    pub fn verdict(&self, oracle: &str, sampling: &MutationSampling) -> Result<(), String> {
+        for kind in MutationKind::ALL {
+            eprintln!("{kind:?}: {} caught by {oracle}, {} proven equivalent by Z3", self.caught.get(&kind).unwrap_or(&0), self.proved.get(&kind).unwrap_or(&0));
+        }
+        if !self.escaped.is_empty() {
+            return Err(format!("{} mutant(s) escaped {oracle}:\n{}", self.escaped.len(), self.escaped.join("\n")));
+        }
+        for kind in MutationKind::ALL.iter().filter(|_| sampling.only.is_empty()) {
+            if self.caught.get(kind).copied().unwrap_or(0) == 0 {
+                return Err(format!("no {kind:?} mutant was exercised"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Every single-node mutant of `kind`.

@@ -7,6 +7,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use misaal_compiler::c::{CProgram, emit};
+use misaal_frontends::interp::{ArgValue, Buffer, InterpError};
+use misaal_frontends::manifest::{ArgSpec, Manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func, Linkage, Module};
 use misaal_frontends::stmt::types::{Type, TypeCode};
 
@@ -300,6 +302,53 @@ pub fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send)
         rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(256 << 20).build().expect("a rayon pool")
     });
     pool.install(|| items.par_iter().map(f).collect())
+}
+
+/// The reference interpreter on one function call.
+pub type Reference<'a> = dyn Fn(&Func, Vec<ArgValue>) -> Result<Vec<Buffer>, InterpError> + Sync + 'a;
+
+/// Kernel `name`'s manifest arguments in its function's own order, and
+/// the position of its output among the buffers.
+pub fn manifest_args(func: &Func, manifest: &Manifest, name: &str) -> Result<(Vec<ArgSpec>, usize), String> {
+    let k = manifest.kernels.iter().find(|k| k.name == name).ok_or("not in the manifest")?;
+    let mut specs = Vec::new();
+    for a in &func.args {
+        specs.push(k.args.iter().find(|s| s.name == a.name).ok_or_else(|| format!("the manifest lacks `{}`", a.name))?.clone());
+    }
+    let out_pos = func
+        .args
+        .iter()
+        .filter(|a| matches!(a.kind, ArgKind::Buffer { .. }))
+        .position(|a| specs.iter().any(|s| s.name == a.name && s.output))
+        .ok_or("no output buffer")?;
+    Ok((specs, out_pos))
+}
+
+/// A kernel name folded into a seed, so each kernel draws its own inputs.
+pub fn name_seed(name: &str) -> u64 {
+    name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
+}
+
+/// One call's arguments, for the harness and for the interpreter: the
+/// scalars from the manifest, the input buffers drawn from `state` as
+/// input set `set` ([`input`]), the outputs zero.
+pub fn call_args(specs: &[ArgSpec], set: usize, state: &mut u64) -> (Vec<Arg>, Vec<ArgValue>) {
+    let (mut args, mut vals) = (Vec::new(), Vec::new());
+    for s in specs {
+        let t = s.ty;
+        if !s.buffer {
+            args.push(Arg::Scalar { ty: t, value: s.value });
+            vals.push(ArgValue::Scalar(t, s.value));
+            continue;
+        }
+        let mut b = Buffer::dense(t, &vec![0; s.dims.len()], &s.dims);
+        if !s.output {
+            b.data = input(set, b.len(), elem_bytes(t), state);
+        }
+        args.push(Arg::Buffer { elem: t, dims: s.dims.iter().map(|&e| (0, e)).collect(), data: b.data.clone() });
+        vals.push(ArgValue::Buffer(b));
+    }
+    (args, vals)
 }
 
 pub fn xorshift(s: &mut u64) -> u64 {
