@@ -26,8 +26,9 @@ else
     # of their run (one long test, or one child process), so one stream
     # kept 2 cores half busy (CI's budget is 25 minutes on 2 cores; a clean
     # clone's tests took 23 of its 35). Stream 1: the root crate's tests
-    # except its synthesis tests; stream 2: every member crate's tests, then
-    # the root's synth_* tests. Each stream's lines are prefixed [1] or [2].
+    # except its synthesis tests; stream 2: the root's synth_* tests, then
+    # every member crate's tests.
+    # Each stream's lines are prefixed [1] or [2].
     cargo test --workspace --no-run 2>&1 | tee "$log" || status=$?
     if [ "$status" -eq 0 ]; then
         root_tests=()
@@ -37,7 +38,7 @@ else
         done
         (cargo test -p misaal --no-fail-fast --bins "${root_tests[@]}" 2>&1 | tee "$log1" | sed -u 's/^/[1] /') &
         one=$!
-        ({ rc=0; cargo test --workspace --exclude misaal --no-fail-fast || rc=$?; cargo test -p misaal --no-fail-fast --test 'synth_*' || rc=$?; exit "$rc"; } 2>&1 | tee "$log2" | sed -u 's/^/[2] /') &
+        ({ rc=0; cargo test -p misaal --no-fail-fast --test 'synth_*' || rc=$?; cargo test --workspace --exclude misaal --no-fail-fast || rc=$?; exit "$rc"; } 2>&1 | tee "$log2" | sed -u 's/^/[2] /') &
         two=$!
         wait "$one" || status=$?
         wait "$two" || status=$?

@@ -2,7 +2,7 @@
 //! `--phase`): relevance, swizzles, enumerate and abstract in one command.
 //! A run killed during the enumeration and resumed with `--resume` writes
 //! the same bytes as an uninterrupted run, and so do shards merged with
-//! `misaal synth merge`. A small configuration (four enumeration units,
+//! `misaal synth merge` (a third run: in the slow tier, `MISAAL_SLOW=1`). A small configuration (four enumeration units,
 //! x86 depth 1, the SSE2 baseline's instructions) keeps each run short; the
 //! phases after the enumeration run in full over those instructions.
 
@@ -131,6 +131,9 @@ fn a_killed_run_resumes_to_the_same_bytes() {
 
 #[test]
 fn shards_merged_equal_the_whole_run() {
+    if !misaal_testkit::slow_tier("a third whole pipeline run; tests/synth_enumerate.rs merges enumeration shards in the fast tier") {
+        return;
+    }
     whole();
     let d = scratch("shards");
     // Merging before the shards ran is an error, not a shorter ruleset,
