@@ -28,7 +28,7 @@ else
     # clone's tests took 23 of its 35). Stream 2: the root's two tests that
     # run whole synthesis pipelines (the longest binaries, so they start at
     # once), then every member crate's tests; stream 1: the root's other
-    # tests. The two took 746 s and 878 s of tests in one CI run.
+    # tests (their times per CI run: benchmarks/RESULTS.md).
     # Each stream's lines are prefixed [1] or [2].
     cargo test --workspace --no-run 2>&1 | tee "$log" || status=$?
     if [ "$status" -eq 0 ]; then

@@ -114,21 +114,9 @@ pub fn avx512_cc_flags() -> Result<Vec<String>, String> {
 /// run) on a CPU without them, the check that the C builds for its target.
 pub const AVX512_COMPILE_FLAGS: &[&str] = &["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd", "-mavx512vnni", "-mavx512vbmi", "-mavx512vbmi2", "-mavx512bitalg", "-mavx512vpopcntdq", "-mavx512ifma", "-mavx512bf16", "-mgfni"];
 
-/// `f` of every item, one worker a core, each taking the next item: for
-/// checks that take seconds a kernel. The results in the order they came.
-pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(items.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                while let Some(item) = items.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
-                    let r = f(item);
-                    results.lock().expect("results").push(r);
-                }
-            });
-        }
-    });
-    results.into_inner().expect("results")
+/// `f` of every item on rayon's pool (a worker a core), for checks that
+/// take seconds an item; the results in the items' order.
+pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter().map(f).collect()
 }
