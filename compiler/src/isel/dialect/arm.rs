@@ -9,7 +9,7 @@
 //! (`misaal_oracle_arm::proto::parse_header`, as the qemu harness reads
 //! them), so no table of ours can drift from the header.
 
-use super::{Arg, Call, Dialect, Ret};
+use super::{Arg, Call, Dialect, RegisterPair, Ret};
 use misaal_isa::ast::Ty;
 use misaal_oracle_arm::proto::{Proto, parse_header};
 use std::collections::HashMap;
@@ -88,16 +88,16 @@ impl Dialect for Arm {
         let e = if elem == 8 { format!("{f}({arg})") } else { format!("vreinterpret{}_u8_u{elem}({f}({arg}))", q(bits)) };
         Ok((e, f))
     }
-    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)> {
-        // The low half is the D register itself; the high half one DUP.
-        (bits == 128).then(|| {
-            let f = if hi { "vget_high_u8" } else { "vget_low_u8" };
-            (format!("{f}({reg})"), f.to_string())
+    fn register_pair(&self) -> Option<RegisterPair> {
+        // A Q register is two D registers: its low half is the D register
+        // itself, its high half one DUP.
+        Some(RegisterPair {
+            bits: 128,
+            lo_half: "vget_low_u8",
+            hi_half: "vget_high_u8",
+            combine: "vcombine_u8",
+            combine_hi_first: false,
         })
-    }
-    fn join(&self, bits: u32, lo: &str, hi: &str) -> Option<(String, String)> {
-        // Two D registers into one Q register.
-        (bits == 64).then(|| (format!("vcombine_u8({lo}, {hi})"), "vcombine_u8".to_string()))
     }
     fn register_operand(&self, name: &str, k: Option<usize>, bits: u32) -> bool {
         // A D register and a 64-bit scalar are both 64 bits: the header says which.

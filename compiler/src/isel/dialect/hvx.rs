@@ -18,7 +18,7 @@
 //! Predicates (`HVX_VectorPred`) are not registers here: the emitter
 //! refuses mask operands, so a rule over one falls back, counted.
 
-use super::{Arg, Call, Dialect, Ret};
+use super::{Arg, Call, Dialect, RegisterPair, Ret};
 use misaal_isa::ast::Ty;
 
 pub struct Hvx;
@@ -85,17 +85,16 @@ impl Dialect for Hvx {
             b => Err(self.reg_type(b).unwrap_err()),
         }
     }
-    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)> {
-        // A pair's vectors are registers of their own: no instruction.
-        (bits == 2048).then(|| {
-            let f = if hi { "Q6_V_hi_W" } else { "Q6_V_lo_W" };
-            (format!("{f}({reg})"), f.to_string())
+    fn register_pair(&self) -> Option<RegisterPair> {
+        // A pair's vectors are registers of their own: splitting it is no
+        // instruction. The header takes the high vector first.
+        Some(RegisterPair {
+            bits: 2048,
+            lo_half: "Q6_V_lo_W",
+            hi_half: "Q6_V_hi_W",
+            combine: "Q6_W_vcombine_VV",
+            combine_hi_first: true,
         })
-    }
-    fn join(&self, bits: u32, lo: &str, hi: &str) -> Option<(String, String)> {
-        // Two vectors become a pair (the high one first, as the header
-        // orders operands).
-        (bits == 1024).then(|| (format!("Q6_W_vcombine_VV({hi}, {lo})"), "Q6_W_vcombine_VV".to_string()))
     }
     fn register_operand(&self, _name: &str, _k: Option<usize>, bits: u32) -> bool {
         // Vectors are 1024 or 2048 bits; scalars Word32 or Word64.

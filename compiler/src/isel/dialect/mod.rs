@@ -78,16 +78,29 @@ pub trait Dialect: Send + Sync {
     /// A register of `bits` whose `elem`-bit lanes all hold `arg` (a C
     /// expression already cast by [`Self::scalar_type`]): (expression, name).
     fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String>;
+    /// The register that splits into two halves and is joined from them,
+    /// one intrinsic each, from which [`Self::half`] and [`Self::join`]
+    /// follow; `None` where there is none (x86 writes its own `half`).
+    fn register_pair(&self) -> Option<RegisterPair> {
+        None
+    }
     /// The low (`hi` false) or high half of register `reg` of `bits`, if
     /// the dialect does that in one instruction: (expression, name).
-    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)>;
+    fn half(&self, bits: u32, reg: &str, hi: bool) -> Option<(String, String)> {
+        let pair = self.register_pair().filter(|p| p.bits == bits)?;
+        let f = if hi { pair.hi_half } else { pair.lo_half };
+        Some((format!("{f}({reg})"), f.to_string()))
+    }
     /// The register of `2 * bits` whose low half is `lo` and high half
     /// `hi`, if the dialect forms it in one instruction (HVX
     /// `vcombine`, NEON `vcombine`): (expression, name). The inverse of
     /// [`Self::half`]; x86 has none here (no proved rule justifies a
     /// `vinserti128` yet), so a concat feeding a wider register falls back.
-    fn join(&self, _bits: u32, _lo: &str, _hi: &str) -> Option<(String, String)> {
-        None
+    fn join(&self, bits: u32, lo: &str, hi: &str) -> Option<(String, String)> {
+        let pair = self.register_pair().filter(|p| p.bits == 2 * bits)?;
+        let (first, second) = if pair.combine_hi_first { (hi, lo) } else { (lo, hi) };
+        let f = pair.combine;
+        Some((format!("{f}({first}, {second})"), f.to_string()))
     }
     /// Whether operand `k` of intrinsic `name` (`None`: its result), `bits`
     /// wide in its spec, is a vector register (else a C scalar).
@@ -95,6 +108,22 @@ pub trait Dialect: Send + Sync {
     /// A call of intrinsic `name` on `args`, its spec's operand types
     /// `params` and result type `ret`.
     fn call(&self, name: &str, args: &[Arg], params: &[Ty], ret: Ret) -> Result<Call, String>;
+}
+
+/// A register made of two halves, as the intrinsics that split and join it
+/// name them (NEON: a Q register of two D registers; HVX: a vector pair).
+#[derive(Clone, Copy, Debug)]
+pub struct RegisterPair {
+    /// The width of the whole register.
+    pub bits: u32,
+    /// The intrinsic giving the low half of a whole register.
+    pub lo_half: &'static str,
+    /// The intrinsic giving the high half of a whole register.
+    pub hi_half: &'static str,
+    /// The intrinsic forming a whole register from its two halves.
+    pub combine: &'static str,
+    /// Whether `combine` takes the high half first (HVX's header order).
+    pub combine_hi_first: bool,
 }
 
 /// `<stdint.h>`'s unsigned type of `bits`: the scalar operand type of ARM's
