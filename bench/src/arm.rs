@@ -51,8 +51,7 @@ struct Row {
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
     rows.iter()
         .map(|r| misaal_reports::BenchArmRow {
-            kernel: r.base.kernel.clone(),
-            bit_exact: r.base.bit_exact.clone(),
+            base: r.base.report_cells(),
             ours_mca_cycles: r.ours.map(|e| e.cycles),
             halide_mca_cycles: r.halide.map(|e| e.cycles),
             ratio: ratio(r.ours, r.halide),
@@ -60,12 +59,7 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
             halide_loop_instrs: r.halide.map(|e| e.instrs as u64),
             ours_loops: r.ours.map(|e| e.loops as u64),
             halide_loops: r.halide.map(|e| e.loops as u64),
-            fallback_exprs: r.base.fallback_exprs(),
-            compile_ms: r.base.compile_ms(),
-            method: r.base.method.to_string(),
-            target: r.base.target.clone(),
             march: r.march.clone(),
-            peak_rss_kb: r.base.peak_rss_kb(),
         })
         .collect()
 }

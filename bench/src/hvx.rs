@@ -177,18 +177,12 @@ struct Row {
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
     rows.iter()
         .map(|r| misaal_reports::BenchHvxRow {
-            kernel: r.base.kernel.clone(),
-            bit_exact: r.base.bit_exact.clone(),
+            base: r.base.report_cells(),
             ours_packets: r.ours_packets.map(|p| p.packets as u64),
             halide_packets: r.halide_packets.map(|p| p.packets as u64),
-            fallback_exprs: r.base.fallback_exprs(),
-            compile_ms: r.base.compile_ms(),
-            method: r.base.method.to_string(),
             ours_loops: r.ours_packets.map(|p| p.loops as u64),
             halide_loops: r.halide_packets.map(|p| p.loops as u64),
             halide: r.halide.clone(),
-            target: r.base.target.clone(),
-            peak_rss_kb: r.base.peak_rss_kb(),
         })
         .collect()
 }

@@ -28,13 +28,18 @@ impl KernelRow {
         self.compiled.and_then(|c| c.fallback_exprs)
     }
 
-    /// NaN where nothing was compiled, as the reports write it.
-    pub fn compile_ms(&self) -> f64 {
-        self.compiled.map(|c| c.ms).unwrap_or(f64::NAN)
-    }
-
-    pub fn peak_rss_kb(&self) -> Option<u64> {
-        self.compiled.map(|c| c.peak_rss_kb)
+    /// The cells of the row both emulated reports (ARM, HVX) write.
+    pub fn report_cells(&self) -> misaal_reports::BenchKernelCells {
+        misaal_reports::BenchKernelCells {
+            kernel: self.kernel.clone(),
+            bit_exact: self.bit_exact.clone(),
+            fallback_exprs: self.fallback_exprs(),
+            // NaN where nothing was compiled, as the reports write it.
+            compile_ms: self.compiled.map(|c| c.ms).unwrap_or(f64::NAN),
+            method: self.method.to_string(),
+            target: self.target.clone(),
+            peak_rss_kb: self.compiled.map(|c| c.peak_rss_kb),
+        }
     }
 
     /// The row's line on the terminal, with the backend's own speed

@@ -9,12 +9,26 @@ use super::{ReportError, text_cells as cells, write_csv_atomic};
 use polars::prelude::*;
 use std::path::Path;
 
+/// The cells both emulated reports have, whatever their speed estimate:
+/// the kernel, its verdict and how our side compiled it, for which target.
+/// Each writer still places them among its own columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BenchKernelCells {
+    pub kernel: String,
+    pub bit_exact: String,
+    pub fallback_exprs: Option<u64>,
+    /// One decimal; `NaN` when the kernel did not compile.
+    pub compile_ms: f64,
+    pub method: String,
+    pub target: String,
+    pub peak_rss_kb: Option<u64>,
+}
+
 /// One row of `reports/bench_arm.csv`: a kernel of the ARM suite, checked
 /// under qemu-aarch64, its speed estimated by llvm-mca.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BenchArmRow {
-    pub kernel: String,
-    pub bit_exact: String,
+    pub base: BenchKernelCells,
     /// llvm-mca cycles per iteration summed over our innermost loops (two
     /// decimals; empty when not finite).
     pub ours_mca_cycles: Option<f64>,
@@ -26,13 +40,7 @@ pub struct BenchArmRow {
     pub halide_loop_instrs: Option<u64>,
     pub ours_loops: Option<u64>,
     pub halide_loops: Option<u64>,
-    pub fallback_exprs: Option<u64>,
-    /// One decimal; `NaN` when the kernel did not compile.
-    pub compile_ms: f64,
-    pub method: String,
-    pub target: String,
     pub march: String,
-    pub peak_rss_kb: Option<u64>,
 }
 
 /// `reports/bench_arm.csv`'s columns, in order; `peak_rss_kb` was added last.
@@ -58,21 +66,14 @@ pub const BENCH_ARM_COLUMNS: [&str; 15] = [
 /// under qemu-hexagon, its speed estimated by packet counts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BenchHvxRow {
-    pub kernel: String,
-    pub bit_exact: String,
+    pub base: BenchKernelCells,
     /// Packets summed over our innermost loops.
     pub ours_packets: Option<u64>,
     pub halide_packets: Option<u64>,
-    pub fallback_exprs: Option<u64>,
-    /// One decimal; `NaN` when the kernel did not compile.
-    pub compile_ms: f64,
-    pub method: String,
     pub ours_loops: Option<u64>,
     pub halide_loops: Option<u64>,
     /// Halide's release that built its object.
     pub halide: String,
-    pub target: String,
-    pub peak_rss_kb: Option<u64>,
 }
 
 /// `reports/bench_hvx.csv`'s columns, in order. `peak_rss_kb` was added
@@ -102,8 +103,8 @@ pub fn write_bench_arm_csv(rows: &[BenchArmRow], path: &Path) -> Result<(), Repo
     let mut df = DataFrame::new(
         rows.len(),
         vec![
-            cells(c[0], rows.iter().map(|r| r.kernel.clone())),
-            cells(c[1], rows.iter().map(|r| r.bit_exact.clone())),
+            cells(c[0], rows.iter().map(|r| r.base.kernel.clone())),
+            cells(c[1], rows.iter().map(|r| r.base.bit_exact.clone())),
             cells(c[2], rows.iter().map(|r| num(r.ours_mca_cycles))),
             cells(c[3], rows.iter().map(|r| num(r.halide_mca_cycles))),
             cells(c[4], rows.iter().map(|r| r.ratio.map(|x| format!("{x:.3}")).unwrap_or_default())),
@@ -111,12 +112,12 @@ pub fn write_bench_arm_csv(rows: &[BenchArmRow], path: &Path) -> Result<(), Repo
             cells(c[6], rows.iter().map(|r| opt(r.halide_loop_instrs))),
             cells(c[7], rows.iter().map(|r| opt(r.ours_loops))),
             cells(c[8], rows.iter().map(|r| opt(r.halide_loops))),
-            cells(c[9], rows.iter().map(|r| opt(r.fallback_exprs))),
-            cells(c[10], rows.iter().map(|r| format!("{:.1}", r.compile_ms))),
-            cells(c[11], rows.iter().map(|r| r.method.clone())),
-            cells(c[12], rows.iter().map(|r| r.target.clone())),
+            cells(c[9], rows.iter().map(|r| opt(r.base.fallback_exprs))),
+            cells(c[10], rows.iter().map(|r| format!("{:.1}", r.base.compile_ms))),
+            cells(c[11], rows.iter().map(|r| r.base.method.clone())),
+            cells(c[12], rows.iter().map(|r| r.base.target.clone())),
             cells(c[13], rows.iter().map(|r| r.march.clone())),
-            cells(c[14], rows.iter().map(|r| opt(r.peak_rss_kb))),
+            cells(c[14], rows.iter().map(|r| opt(r.base.peak_rss_kb))),
         ],
     )
     .map_err(ReportError::Polars)?;
@@ -128,18 +129,18 @@ pub fn write_bench_hvx_csv(rows: &[BenchHvxRow], path: &Path) -> Result<(), Repo
     let mut df = DataFrame::new(
         rows.len(),
         vec![
-            cells(c[0], rows.iter().map(|r| r.kernel.clone())),
-            cells(c[1], rows.iter().map(|r| r.bit_exact.clone())),
+            cells(c[0], rows.iter().map(|r| r.base.kernel.clone())),
+            cells(c[1], rows.iter().map(|r| r.base.bit_exact.clone())),
             cells(c[2], rows.iter().map(|r| opt(r.ours_packets))),
             cells(c[3], rows.iter().map(|r| opt(r.halide_packets))),
-            cells(c[4], rows.iter().map(|r| opt(r.fallback_exprs))),
-            cells(c[5], rows.iter().map(|r| format!("{:.1}", r.compile_ms))),
-            cells(c[6], rows.iter().map(|r| r.method.clone())),
+            cells(c[4], rows.iter().map(|r| opt(r.base.fallback_exprs))),
+            cells(c[5], rows.iter().map(|r| format!("{:.1}", r.base.compile_ms))),
+            cells(c[6], rows.iter().map(|r| r.base.method.clone())),
             cells(c[7], rows.iter().map(|r| opt(r.ours_loops))),
             cells(c[8], rows.iter().map(|r| opt(r.halide_loops))),
             cells(c[9], rows.iter().map(|r| r.halide.clone())),
-            cells(c[10], rows.iter().map(|r| r.target.clone())),
-            cells(c[11], rows.iter().map(|r| opt(r.peak_rss_kb))),
+            cells(c[10], rows.iter().map(|r| r.base.target.clone())),
+            cells(c[11], rows.iter().map(|r| opt(r.base.peak_rss_kb))),
         ],
     )
     .map_err(ReportError::Polars)?;
