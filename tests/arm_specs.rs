@@ -12,10 +12,9 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::SpecLibrary;
 use misaal_testkit::{slow, trial_unless_missing};
+use misaal_verifier::ArmQemu;
 use misaal_verifier::emulated::Arm;
-use misaal_verifier::emulated_checks;
-use misaal_verifier::mutation::MutationSampling;
-use misaal_verifier::{ArmQemu, DiffConfig, Verdict};
+use misaal_verifier::emulated_checks::{self, StandardChecks};
 
 fn lib() -> SpecLibrary {
     emulated_checks::library::<Arm>()
@@ -40,46 +39,19 @@ fn specs_parse_with_costs_and_features() -> Result<(), Failed> {
     Ok(())
 }
 
-fn all_agree_with_qemu() -> Result<(), Failed> {
-    let ok = emulated_checks::all_agree_and_rows_are_current::<Arm>(&lib())?;
-    eprintln!("{ok} ARM specs agree with qemu");
-    Ok(())
-}
-
-/// Specs whose mutants must each be caught by qemu, or proved harmless by Z3.
-const MUTATED: &[&str] = &["vqadd_s8", "vaddl_high_s8", "vraddhn_s32", "vhsub_u8"];
-
-fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
-    // Little shrinking: each shrink step is another qemu process. Every site.
-    let cfg = DiffConfig { cases: 300, shrink_budget: 1, ..Default::default() };
-    let (caught, total) = emulated_checks::listed_mutants_are_caught::<Arm>(&lib(), MUTATED, &cfg, usize::MAX)?;
-    eprintln!("{caught} of {total} mutants caught by qemu; the rest proved equivalent");
-    Ok(())
-}
-
-/// Every ARM spec, each mutation kind, one site per kind (picked per spec,
-/// as the x86 and HVX mutation tests do): the mutant must disagree with
-/// qemu on one of the cases `misaal isa check` runs or on the uniform edge
-/// cases, or Z3 must prove it equal to the spec
-/// ([`emulated_checks::every_mutant_is_caught_or_proved`]).
-/// `MISAAL_MUTATION_SITES=all` tries every site; `MISAAL_MUTATION_FILTER=vqadd`
-/// keeps matching names. By default every other spec (in library order) is
-/// mutated; `MISAAL_SLOW=1` mutates every one.
-fn every_spec_mutant_is_caught_or_proved() -> Result<(), Failed> {
-    let sampling = MutationSampling::from_env();
-    let tally = emulated_checks::every_mutant_is_caught_or_proved::<Arm>(&lib(), &sampling, |k, _| slow() || k % 2 == 0)?;
-    Ok(tally.verdict("qemu", &sampling)?)
-}
-
-/// A hand-written wrong spec (rounding halving add without its rounding)
-/// fails with a shrunk counterexample naming its file and line.
-fn a_wrong_spec_is_caught() -> Result<(), Failed> {
-    let src = "instr vrhadd_u8(a: bv64, b: bv64) -> bv64 [arm neon urhadd]\nFOR j := 0 to 7\n    dst[j*8+7:j*8] := Truncate8((ZeroExtend9(a[j*8+7:j*8]) + ZeroExtend9(b[j*8+7:j*8])) >>u 1)\nENDFOR\n";
-    match emulated_checks::verdict_on::<Arm>(src, "vrhadd_u8")? {
-        Verdict::Failed(cx) if !cx.lanes.is_empty() => Ok(()),
-        v => Err(format!("the wrong spec was not caught: {v:?}").into()),
-    }
-}
+/// ARM's part of the standard trials ([`emulated_checks::standard_checks`]).
+const CHECKS: StandardChecks = StandardChecks {
+    emulator: "qemu",
+    mutated: &["vqadd_s8", "vaddl_high_s8", "vraddhn_s32", "vhsub_u8"],
+    mutated_cases: 300,
+    // Every site.
+    mutated_sites: usize::MAX,
+    // Every other spec (in library order); `MISAAL_SLOW=1` mutates every one.
+    every_spec_keeps: |k, _| slow() || k % 2 == 0,
+    // A rounding halving add without its rounding.
+    wrong_spec: "instr vrhadd_u8(a: bv64, b: bv64) -> bv64 [arm neon urhadd]\nFOR j := 0 to 7\n    dst[j*8+7:j*8] := Truncate8((ZeroExtend9(a[j*8+7:j*8]) + ZeroExtend9(b[j*8+7:j*8])) >>u 1)\nENDFOR\n",
+    wrong_spec_name: "vrhadd_u8",
+};
 
 /// The Halide trial's support code (`tests/arm_support/`).
 mod arm_support {
@@ -108,15 +80,10 @@ fn main() {
     let args = Arguments::from_args();
     // An empty harness: any tool the qemu trials need is missing.
     let missing = ArmQemu::new(&[]).err();
-    let qemu = |name: &str, f: fn() -> Result<(), Failed>| trial_unless_missing(name, missing.as_deref(), f);
-    let trials = vec![
-        Trial::test("arm_specs_parse_with_costs_and_features", specs_parse_with_costs_and_features),
-        qemu("arm_specs_agree_with_qemu", all_agree_with_qemu),
-        qemu("arm_mutants_are_caught_by_qemu", mutants_are_caught_by_qemu),
-        qemu("arm_every_spec_mutant_is_caught_or_proved", every_spec_mutant_is_caught_or_proved),
-        qemu("arm_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
-        // Halide's objects need Halide's Python bindings besides the cross tools.
-        trial_unless_missing("arm_halide_objects_match_interpreter_under_qemu", halide::missing().as_deref(), halide_arm_objects_match_interpreter),
-    ];
+    let mut trials = vec![Trial::test("arm_specs_parse_with_costs_and_features", specs_parse_with_costs_and_features)];
+    let standard = emulated_checks::standard_checks::<Arm>(CHECKS).into_iter();
+    trials.extend(standard.map(|(name, check)| trial_unless_missing(&name, missing.as_deref(), move || Ok(check()?))));
+    // Halide's objects need Halide's Python bindings besides the cross tools.
+    trials.push(trial_unless_missing("arm_halide_objects_match_interpreter_under_qemu", halide::missing().as_deref(), halide_arm_objects_match_interpreter));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -28,7 +28,7 @@ pub fn skip(reason: &str) {
 /// A `libtest-mimic` trial that runs when nothing it needs is missing
 /// (`missing` is None) and is otherwise reported as ignored, its name
 /// and stderr saying what is missing: counted skipped, never passed.
-pub fn trial_unless_missing(name: &str, missing: Option<&str>, f: fn() -> Result<(), libtest_mimic::Failed>) -> libtest_mimic::Trial {
+pub fn trial_unless_missing(name: &str, missing: Option<&str>, f: impl FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static) -> libtest_mimic::Trial {
     match missing {
         None => libtest_mimic::Trial::test(name, f),
         Some(why) => {

@@ -2,7 +2,8 @@
 //! every target: the ARM and HVX spec tests (`tests/arm_specs.rs`,
 //! `verifier/tests/hvx_specs.rs`) run them against their emulator. Each
 //! returns `Err(what went wrong)` for the test to fail with, and an error
-//! from [`Emulated::new`] names a missing tool.
+//! from [`Emulated::new`] names a missing tool. [`standard_checks`] lists
+//! the trials both tests run, so their lists cannot drift apart.
 
 use crate::differential::{DiffConfig, Verdict, cases_for, check_against, uniform_edge_cases};
 use crate::emulated::{Emulated, EmulatedTarget};
@@ -160,4 +161,74 @@ pub fn verdict_on<T: EmulatedTarget>(src: &str, name: &str) -> Result<Verdict, S
     let (i, sem) = lib.get(name).ok_or(format!("no spec {name} in the source"))?;
     let q = Emulated::<T>::new(&[i.as_ref()])?;
     Ok(check_against(&q, i, sem, &DiffConfig::default()))
+}
+
+/// Where targets' standard checks ([`standard_checks`]) differ.
+#[derive(Clone, Copy)]
+pub struct StandardChecks {
+    /// The emulator as messages name it (`qemu`, `qemu-hexagon`).
+    pub emulator: &'static str,
+    /// Specs whose mutants must each be caught by the emulator, or proved
+    /// harmless by Z3 ([`listed_mutants_are_caught`]).
+    pub mutated: &'static [&'static str],
+    /// The cases each listed mutant is checked on (shrinking little: each
+    /// shrink step is another emulator process).
+    pub mutated_cases: usize,
+    /// Mutation sites tried per listed spec and kind.
+    pub mutated_sites: usize,
+    /// Which specs (index in the library, name) the every-spec mutation
+    /// check mutates ([`every_mutant_is_caught_or_proved`]).
+    pub every_spec_keeps: fn(usize, &str) -> bool,
+    /// A hand-written wrong spec, one instruction, and that instruction's
+    /// name: the emulator must refute it with a counterexample naming lanes.
+    pub wrong_spec: &'static str,
+    pub wrong_spec_name: &'static str,
+}
+
+/// A check of [`standard_checks`]: Err(what went wrong).
+pub type Check = Box<dyn FnOnce() -> Result<(), String> + Send>;
+
+/// The checks every emulated target's spec test runs, each with its trial's
+/// name (`<target>_...`, e.g. `arm_specs_agree_with_qemu`), in order: every
+/// spec agrees with the emulator; the listed specs' mutants are caught;
+/// every spec's mutants are caught or proved (`MISAAL_MUTATION_SITES=all`
+/// tries every site, `MISAAL_MUTATION_FILTER=name` keeps matching specs);
+/// the wrong spec is caught.
+pub fn standard_checks<T: EmulatedTarget + 'static>(c: StandardChecks) -> Vec<(String, Check)> {
+    let target = T::ORACLE.name;
+    let checks: [(&str, Check); 4] = [
+        (
+            "specs_agree_with_qemu",
+            Box::new(move || {
+                let ok = all_agree_and_rows_are_current::<T>(&library::<T>())?;
+                eprintln!("{ok} {} specs agree with {}", target.to_uppercase(), c.emulator);
+                Ok(())
+            }),
+        ),
+        (
+            "mutants_are_caught_by_qemu",
+            Box::new(move || {
+                let cfg = DiffConfig { cases: c.mutated_cases, shrink_budget: 1, ..Default::default() };
+                let (caught, total) = listed_mutants_are_caught::<T>(&library::<T>(), c.mutated, &cfg, c.mutated_sites)?;
+                eprintln!("{caught} of {total} mutants caught by {}; the rest proved equivalent", c.emulator);
+                Ok(())
+            }),
+        ),
+        (
+            "every_spec_mutant_is_caught_or_proved",
+            Box::new(move || {
+                let sampling = MutationSampling::from_env();
+                let tally = every_mutant_is_caught_or_proved::<T>(&library::<T>(), &sampling, c.every_spec_keeps)?;
+                tally.verdict(c.emulator, &sampling)
+            }),
+        ),
+        (
+            "wrong_spec_is_caught_by_qemu",
+            Box::new(move || match verdict_on::<T>(c.wrong_spec, c.wrong_spec_name)? {
+                Verdict::Failed(cx) if !cx.lanes.is_empty() => Ok(()),
+                v => Err(format!("the wrong spec was not caught: {v:?}")),
+            }),
+        ),
+    ];
+    checks.into_iter().map(|(name, check)| (format!("{target}_{name}"), check)).collect()
 }

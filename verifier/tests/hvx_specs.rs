@@ -15,9 +15,8 @@ use misaal_isa::SpecLibrary;
 use misaal_isa::ast::Form;
 use misaal_testkit::trial_unless_missing;
 use misaal_verifier::emulated::Hvx;
-use misaal_verifier::emulated_checks;
-use misaal_verifier::mutation::MutationSampling;
-use misaal_verifier::{DiffConfig, HvxQemu, Verdict};
+use misaal_verifier::emulated_checks::{self, StandardChecks};
+use misaal_verifier::{HvxQemu, Verdict};
 
 fn lib() -> SpecLibrary {
     emulated_checks::library::<Hvx>()
@@ -49,50 +48,23 @@ fn specs_parse_with_costs_and_versions() -> Result<(), Failed> {
     Ok(())
 }
 
-fn all_agree_with_qemu() -> Result<(), Failed> {
-    let ok = emulated_checks::all_agree_and_rows_are_current::<Hvx>(&lib())?;
-    eprintln!("{ok} HVX specs agree with qemu-hexagon");
-    Ok(())
-}
-
-/// Specs whose mutants must each be caught by qemu, or proved harmless by
-/// Z3: a saturating add, a widening multiply into a pair, a compare into a
-/// predicate, a narrowing shift by a scalar, a sliding reduction with an
-/// immediate, and a predicated select.
-const MUTATED: &[&str] = &["Q6_Vh_vadd_VhVh_sat", "Q6_Wh_vmpy_VubRb", "Q6_Q_vcmp_gt_VuhVuh", "Q6_Vub_vasr_VhVhR_rnd_sat", "Q6_Ww_vrmpy_WubRbI", "Q6_V_vmux_QVV"];
-/// Mutation sites tried per spec and kind, spread over the lanes: a
-/// 128-lane spec has hundreds, and each costs a qemu process.
-const SITES: usize = 6;
-
-fn mutants_are_caught_by_qemu() -> Result<(), Failed> {
-    let cfg = DiffConfig { cases: 200, shrink_budget: 1, ..Default::default() };
-    let (caught, total) = emulated_checks::listed_mutants_are_caught::<Hvx>(&lib(), MUTATED, &cfg, SITES)?;
-    eprintln!("{caught} of {total} mutants caught by qemu-hexagon; the rest proved equivalent");
-    Ok(())
-}
-
-/// Every HVX spec, each mutation kind, one site per kind (picked per spec,
-/// as the ARM and x86 mutation tests do): the mutant must disagree with
-/// qemu-hexagon on one of the cases `misaal isa check` runs or on the
-/// uniform edge cases, or Z3 must prove it equal to the spec
-/// ([`emulated_checks::every_mutant_is_caught_or_proved`]).
-/// `MISAAL_MUTATION_SITES=all` tries every site; `MISAAL_MUTATION_FILTER=vadd`
-/// keeps matching names.
-fn every_spec_mutant_is_caught_or_proved() -> Result<(), Failed> {
-    let sampling = MutationSampling::from_env();
-    let tally = emulated_checks::every_mutant_is_caught_or_proved::<Hvx>(&lib(), &sampling, |_, _| true)?;
-    Ok(tally.verdict("qemu-hexagon", &sampling)?)
-}
-
-/// A hand-written wrong spec (a rounding average without its rounding, into
-/// the hi half of a pair) fails with a shrunk counterexample naming lanes.
-fn a_wrong_spec_is_caught() -> Result<(), Failed> {
-    let src = "instr Q6_Vub_vavg_VubVub_rnd(vu: bv1024, vv: bv1024) -> bv1024 [hvx hvxv60 vavg]\nFOR i := 0 to 127\n    dst[i*8+7:i*8] := Truncate8((ZeroExtend9(vu[i*8+7:i*8]) + ZeroExtend9(vv[i*8+7:i*8])) >>u 1)\nENDFOR\n";
-    match emulated_checks::verdict_on::<Hvx>(src, "Q6_Vub_vavg_VubVub_rnd")? {
-        Verdict::Failed(cx) if !cx.lanes.is_empty() => Ok(()),
-        v => Err(format!("the wrong spec was not caught: {v:?}").into()),
-    }
-}
+/// HVX's part of the standard trials ([`emulated_checks::standard_checks`]).
+const CHECKS: StandardChecks = StandardChecks {
+    emulator: "qemu-hexagon",
+    // A saturating add, a widening multiply into a pair, a compare into a
+    // predicate, a narrowing shift by a scalar, a sliding reduction with an
+    // immediate, and a predicated select.
+    mutated: &["Q6_Vh_vadd_VhVh_sat", "Q6_Wh_vmpy_VubRb", "Q6_Q_vcmp_gt_VuhVuh", "Q6_Vub_vasr_VhVhR_rnd_sat", "Q6_Ww_vrmpy_WubRbI", "Q6_V_vmux_QVV"],
+    mutated_cases: 200,
+    // Spread over the lanes: a 128-lane spec has hundreds of sites, and
+    // each costs a qemu process.
+    mutated_sites: 6,
+    // Every spec.
+    every_spec_keeps: |_, _| true,
+    // A rounding average without its rounding, into the hi half of a pair.
+    wrong_spec: "instr Q6_Vub_vavg_VubVub_rnd(vu: bv1024, vv: bv1024) -> bv1024 [hvx hvxv60 vavg]\nFOR i := 0 to 127\n    dst[i*8+7:i*8] := Truncate8((ZeroExtend9(vu[i*8+7:i*8]) + ZeroExtend9(vv[i*8+7:i*8])) >>u 1)\nENDFOR\n",
+    wrong_spec_name: "Q6_Vub_vavg_VubVub_rnd",
+};
 
 /// A spec whose register forms contradict the header (a pair declared where
 /// the intrinsic takes one vector) is refused by the harness, not run.
@@ -108,14 +80,9 @@ fn main() {
     let args = Arguments::from_args();
     // An empty harness: any tool the qemu trials need is missing.
     let missing = HvxQemu::new(&[]).err();
-    let qemu = |name: &str, f: fn() -> Result<(), Failed>| trial_unless_missing(name, missing.as_deref(), f);
-    let trials = vec![
-        Trial::test("hvx_specs_parse_with_costs_and_versions", specs_parse_with_costs_and_versions),
-        qemu("hvx_specs_agree_with_qemu", all_agree_with_qemu),
-        qemu("hvx_mutants_are_caught_by_qemu", mutants_are_caught_by_qemu),
-        qemu("hvx_every_spec_mutant_is_caught_or_proved", every_spec_mutant_is_caught_or_proved),
-        qemu("hvx_wrong_spec_is_caught_by_qemu", a_wrong_spec_is_caught),
-        qemu("hvx_form_mismatch_is_refused", a_form_mismatch_is_refused),
-    ];
+    let mut trials = vec![Trial::test("hvx_specs_parse_with_costs_and_versions", specs_parse_with_costs_and_versions)];
+    let standard = emulated_checks::standard_checks::<Hvx>(CHECKS).into_iter();
+    trials.extend(standard.map(|(name, check)| trial_unless_missing(&name, missing.as_deref(), move || Ok(check()?))));
+    trials.push(trial_unless_missing("hvx_form_mismatch_is_refused", missing.as_deref(), a_form_mismatch_is_refused));
     libtest_mimic::run(&args, trials).exit();
 }
