@@ -41,9 +41,22 @@ pub struct Outcome {
     /// spends its whole budget on it again).
     pub split_refuted: usize,
     pub split_unknown: usize,
+    /// Wall time of the abstract phase's parts: the instances of the
+    /// templates proved, the split rules searched, their instances proved,
+    /// and the written file's audit.
+    pub times: PartTimes,
     /// Proved Halide-level instances left out because, with the others,
     /// they rewrite in a loop (`super::loops`).
     pub loop_dropped: Vec<String>,
+}
+
+/// Seconds spent in each part of [`run_for`] (wall time).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartTimes {
+    pub instances: f64,
+    pub split_search: f64,
+    pub split_proofs: f64,
+    pub audit: f64,
 }
 
 /// `header`: comment lines for the top of the file (generator, command).
@@ -78,6 +91,7 @@ pub fn run_for(
     with_legalize: bool,
 ) -> Result<Outcome, String> {
     let libs = Libraries { target: x86, halide };
+    let t0 = std::time::Instant::now();
     let templates = generalize_for(concrete, halide, target);
     let mut rules = Vec::new();
     for a in &templates {
@@ -89,6 +103,7 @@ pub fn run_for(
         templates.iter().zip(&rules).enumerate().flat_map(|(k, (a, r))| a.candidates(r, x86, &usable).into_iter().map(move |e| (k, e))).collect();
     let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(&libs, &rules[*k], env, cfg, cache)).collect();
     let mut out = Outcome { concrete: concrete.len(), templates: templates.len(), candidates: jobs.len(), ..Default::default() };
+    out.times.instances = t0.elapsed().as_secs_f64();
     out.refuted = verdicts.iter().filter(|v| **v == Verdict::Refuted).count();
     out.unknown = verdicts.iter().filter(|v| !matches!(v, Verdict::Proved | Verdict::Refuted)).count();
 
@@ -129,7 +144,9 @@ pub fn run_for(
         body.push_str(&legalize(halide, &libs, cfg, cache, lowered, &mut out)?);
     }
     out.text = format!("{header}{}\n(ruleset {})\n\n{body}", counts_line(target, &out), target.name());
+    let t = std::time::Instant::now();
     audit_as(&format!("{}.egg", target.output), &out.text, &libs, cfg, cache)?;
+    out.times.audit = t.elapsed().as_secs_f64();
     Ok(out)
 }
 
@@ -184,7 +201,10 @@ fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
 /// The split rules of lane-local Halide ops (`crate::legalize`), each
 /// written with exactly its proved instances.
 fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, mut lowered: HashSet<Ground>, out: &mut Outcome) -> Result<String, String> {
+    let t = std::time::Instant::now();
     let splits = crate::legalize::splits_for(halide, libs.target);
+    out.times.split_search = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
     let mut rules = Vec::new();
     for s in &splits {
         let text = s.text(&s.name, &s.free);
@@ -199,6 +219,7 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         .collect();
     let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(libs, &rules[*k], env, cfg, cache)).collect();
     out.split_tried = jobs.len();
+    out.times.split_proofs = t.elapsed().as_secs_f64();
     out.split_refuted = verdicts.iter().filter(|v| **v == Verdict::Refuted).count();
     out.split_unknown = verdicts.iter().filter(|v| **v == Verdict::Unknown).count();
     // Proved instances that loop with others are not written.

@@ -12,6 +12,7 @@
 //! (a half of a concatenation is that half) let split chains meet.
 
 use misaal_isa::SpecLibrary;
+use rayon::prelude::*;
 
 /// The expansions of mixed-width ops (searched; see the file).
 pub mod expand;
@@ -135,30 +136,38 @@ pub(crate) fn family_width(x86: &SpecLibrary) -> impl Fn(&str) -> usize {
 /// Everything searched over `x86`'s instructions (and the Halide-only
 /// identities beside them).
 fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
-    let mut out = Vec::new();
-    out.extend(movement::halves(halide, x86));
-    out.extend(movement::selects(halide, x86));
-    out.extend(narrowing::packs(halide, x86));
-    out.extend(narrowing::shifted_packs(halide, x86));
-    out.extend(narrowing::two_steps(halide));
-    out.extend(select::identities(halide));
-    out.extend(select::masks(halide, x86));
-    out.extend(select::blends(halide, x86));
-    out.extend(select::negated(halide, x86));
-    out.extend(shift::variable_shifts(halide, x86));
-    out.extend(shift::amount_expansions(halide));
-    out.extend(reduce::reductions(halide, x86));
-    out.extend(halving::halving_expansions(halide));
-    out.extend(regroup::regroupings(halide, x86));
-    out.extend(commute::commutations(halide));
-    out.extend(mulshr::mul_shifts(halide, x86));
-    out.extend(mulshr::double_width(halide));
-    out.extend(madd::broadcast_products(halide, x86));
-    out.extend(madd::pair_products(halide, x86));
-    out.extend(fixup::repairs(halide, x86));
-    out.extend(widen_reduce::widened_reductions(halide, x86));
-    out.extend(widen_reduce::accumulated_dot_products(halide, x86));
-    out
+    let searches: [&(dyn Fn() -> Vec<Split> + Sync); 22] = [
+        &|| movement::halves(halide, x86),
+        &|| movement::selects(halide, x86),
+        &|| narrowing::packs(halide, x86),
+        &|| narrowing::shifted_packs(halide, x86),
+        &|| narrowing::two_steps(halide),
+        &|| select::identities(halide),
+        &|| select::masks(halide, x86),
+        &|| select::blends(halide, x86),
+        &|| select::negated(halide, x86),
+        &|| shift::variable_shifts(halide, x86),
+        &|| shift::amount_expansions(halide),
+        &|| reduce::reductions(halide, x86),
+        &|| halving::halving_expansions(halide),
+        &|| regroup::regroupings(halide, x86),
+        &|| commute::commutations(halide),
+        &|| mulshr::mul_shifts(halide, x86),
+        &|| mulshr::double_width(halide),
+        &|| madd::broadcast_products(halide, x86),
+        &|| madd::pair_products(halide, x86),
+        &|| fixup::repairs(halide, x86),
+        &|| widen_reduce::widened_reductions(halide, x86),
+        &|| widen_reduce::accumulated_dot_products(halide, x86),
+    ];
+    // Independent searches, on the caller's pool, concatenated in this
+    // order (the output does not depend on the threads).
+    searches
+        .par_iter()
+        .with_max_len(1)
+        .map(|f| f())
+        .collect::<Vec<_>>()
+        .concat()
 }
 
 /// A legalization template over `?sign ?bw ?n` and the op's other generics.

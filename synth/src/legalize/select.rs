@@ -187,75 +187,88 @@ impl Mask {
 /// The mask terms at one register width, depth 1 then (if `deep`) depth
 /// 2; `ok` says whether a term's values on the cases are the wanted ones
 /// (it sees depth 2 only when no depth-1 term is accepted).
-fn find_mask(
-    ins: &[Ins],
-    vsize: u32,
-    cases: &[[BitVec; 2]],
-    deep: bool,
-    ok: &mut dyn FnMut(&[BitVec]) -> bool,
-) -> Option<Mask> {
-    let two: Vec<usize> = (0..ins.len())
-        .filter(|&k| !ins[k].has_imm() && ins[k].ret == vsize && ins[k].vectors() == [vsize, vsize])
-        .collect();
-    let values = |m: Mask| {
-        cases
-            .iter()
-            .map(|x| m.eval(ins, x))
-            .collect::<Option<Vec<_>>>()
-    };
-    for &m in &two {
-        for (u, v) in [(0, 1), (1, 0)] {
-            if let Some(vals) = values(Mask::One(m, u, v))
-                && ok(&vals)
-            {
-                return Some(Mask::One(m, u, v));
+fn find_mask(ins: &[Ins], vsize: u32, cases: &[[BitVec; 2]], deep: bool, ok: &mut dyn FnMut(&[BitVec]) -> bool) -> Option<Mask> {
+    MaskPool::new(ins, vsize, cases).find(deep, ok)
+}
+
+/// The mask terms of one width on one set of cases, by their values: each
+/// distinct list of values once, with the first term (in search order)
+/// that gives it. `ok` judges values only, so a term whose values an
+/// earlier term gave is refused as that one was, and searching the pool
+/// finds the term the terms themselves would. The blends search six
+/// comparisons over one set of cases: the depth-2 terms (pairs of
+/// instructions) are evaluated once for all six.
+struct MaskPool<'a> {
+    ins: &'a [Ins],
+    cases: &'a [[BitVec; 2]],
+    two: Vec<usize>,
+    seen: std::collections::HashSet<Vec<BitVec>>,
+    one: Vec<(Mask, Vec<BitVec>)>,
+    deep: Option<Vec<(Mask, Vec<BitVec>)>>,
+}
+
+impl<'a> MaskPool<'a> {
+    fn new(ins: &'a [Ins], vsize: u32, cases: &'a [[BitVec; 2]]) -> Self {
+        let two: Vec<usize> = (0..ins.len()).filter(|&k| !ins[k].has_imm() && ins[k].ret == vsize && ins[k].vectors() == [vsize, vsize]).collect();
+        let mut pool = MaskPool { ins, cases, two, seen: Default::default(), one: Vec::new(), deep: None };
+        for k in 0..pool.two.len() {
+            for (u, v) in [(0, 1), (1, 0)] {
+                let m = Mask::One(pool.two[k], u, v);
+                if let Some(vals) = cases.iter().map(|x| m.eval(ins, x)).collect::<Option<Vec<_>>>() {
+                    pool.keep(m, vals, false);
+                }
             }
         }
+        pool
     }
-    if !deep {
-        return None;
+
+    fn keep(&mut self, m: Mask, vals: Vec<BitVec>, deep: bool) {
+        if self.seen.insert(vals.clone()) {
+            let list = if deep { self.deep.get_or_insert_with(Vec::new) } else { &mut self.one };
+            list.push((m, vals));
+        }
     }
-    for &inner in &two {
-        for (u, v) in [(0, 1), (1, 0)] {
-            let Some(first) = cases
-                .iter()
-                .map(|x| ins[inner].eval(&[&x[u], &x[v]], 0))
-                .collect::<Option<Vec<_>>>()
-            else {
-                continue;
-            };
-            for &outer in &two {
-                for t in [0, 1] {
-                    for t_first in [false, true] {
-                        let vals: Option<Vec<BitVec>> = cases
-                            .iter()
-                            .zip(&first)
-                            .map(|(x, i)| {
-                                if t_first {
-                                    ins[outer].eval(&[&x[t], i], 0)
-                                } else {
-                                    ins[outer].eval(&[i, &x[t]], 0)
-                                }
-                            })
-                            .collect();
-                        if let Some(vals) = vals
-                            && ok(&vals)
-                        {
-                            return Some(Mask::Two {
-                                outer,
-                                inner,
-                                u,
-                                v,
-                                t,
-                                t_first,
-                            });
+
+    /// The depth-2 terms `M1(M2(u, v), t)` and `M1(t, M2(u, v))`.
+    fn deepen(&mut self) {
+        if self.deep.is_some() {
+            return;
+        }
+        self.deep = Some(Vec::new());
+        let (ins, cases) = (self.ins, self.cases);
+        for i in 0..self.two.len() {
+            let inner = self.two[i];
+            for (u, v) in [(0, 1), (1, 0)] {
+                let Some(first) = cases.iter().map(|x| ins[inner].eval(&[&x[u], &x[v]], 0)).collect::<Option<Vec<_>>>() else {
+                    continue;
+                };
+                for o in 0..self.two.len() {
+                    let outer = self.two[o];
+                    for t in [0, 1] {
+                        for t_first in [false, true] {
+                            let vals: Option<Vec<BitVec>> =
+                                cases.iter().zip(&first).map(|(x, i)| if t_first { ins[outer].eval(&[&x[t], i], 0) } else { ins[outer].eval(&[i, &x[t]], 0) }).collect();
+                            if let Some(vals) = vals {
+                                self.keep(Mask::Two { outer, inner, u, v, t, t_first }, vals, true);
+                            }
                         }
                     }
                 }
             }
         }
     }
-    None
+
+    /// The first term `ok` accepts: depth 1, then (if `deep`) depth 2.
+    fn find(&mut self, deep: bool, ok: &mut dyn FnMut(&[BitVec]) -> bool) -> Option<Mask> {
+        if let Some((m, _)) = self.one.iter().find(|(_, v)| ok(v)) {
+            return Some(*m);
+        }
+        if !deep {
+            return None;
+        }
+        self.deepen();
+        self.deep.as_ref().and_then(|d| d.iter().find(|(_, v)| ok(v))).map(|(m, _)| *m)
+    }
 }
 
 /// Compared operands: random and edge inputs, and pairs of equal values
@@ -362,6 +375,10 @@ fn blends_at(halide: &SpecLibrary, ins: &[Ins], vsize: u32) -> Vec<Split> {
     let mut out = Vec::new();
     for e in [8u32, 16, 32] {
         let n = vsize / e;
+        let cases = compare_cases(vsize, e, 0x626c_656e ^ ((e as u64) << 12));
+        let vals = inputs(vsize, e, cases.len(), 0x7876_616c ^ e as u64);
+        let others = inputs(vsize, e, cases.len(), 0x7976_616c ^ e as u64);
+        let mut pool = MaskPool::new(ins, vsize, &cases);
         for cmp in COMPARES {
             for cs in [1i128, 0] {
                 let (Ok((_, c)), Ok((_, sel))) = (
@@ -370,9 +387,6 @@ fn blends_at(halide: &SpecLibrary, ins: &[Ins], vsize: u32) -> Vec<Split> {
                 ) else {
                     continue;
                 };
-                let cases = compare_cases(vsize, e, 0x626c_656e ^ ((e as u64) << 12));
-                let vals = inputs(vsize, e, cases.len(), 0x7876_616c ^ e as u64);
-                let others = inputs(vsize, e, cases.len(), 0x7976_616c ^ e as u64);
                 let Some(want) = cases
                     .iter()
                     .zip(vals.iter().zip(&others))
@@ -386,7 +400,7 @@ fn blends_at(halide: &SpecLibrary, ins: &[Ins], vsize: u32) -> Vec<Split> {
                     continue;
                 };
                 let mut pick: Option<(usize, bool)> = None;
-                let mask = find_mask(ins, vsize, &cases, true, &mut |m: &[BitVec]| {
+                let mask = pool.find(true, &mut |m: &[BitVec]| {
                     for &b in &three {
                         for swap in [false, true] {
                             let ok = m.iter().zip(vals.iter().zip(&others)).zip(&want).all(

@@ -395,7 +395,16 @@ pub(super) fn abstract_phase(args: &Options) -> Result<PhaseReport, String> {
     if !out.uncovered.is_empty() {
         println!("concrete rules not an instance of a written rule: {}", out.uncovered.join(", "));
     }
-    println!("wrote {} in {:.1} s", out_path.display(), t0.elapsed().as_secs_f64());
+    let p = out.times;
+    println!(
+        "wrote {} in {:.1} s (template instances {:.1} s, split search {:.1} s, split proofs {:.1} s, audit {:.1} s)",
+        out_path.display(),
+        t0.elapsed().as_secs_f64(),
+        p.instances,
+        p.split_search,
+        p.split_proofs,
+        p.audit
+    );
     let wall = t0.elapsed().as_secs_f64();
     record(
         args,
