@@ -196,78 +196,85 @@ fn find_mask(ins: &[Ins], vsize: u32, cases: &[[BitVec; 2]], deep: bool, ok: &mu
 /// that gives it. `ok` judges values only, so a term whose values an
 /// earlier term gave is refused as that one was, and searching the pool
 /// finds the term the terms themselves would. The blends search six
-/// comparisons over one set of cases: the depth-2 terms (pairs of
-/// instructions) are evaluated once for all six.
+/// comparisons over one set of cases: a depth-2 term (a pair of
+/// instructions) is evaluated once for all six, and only as far as some
+/// search has gone.
 struct MaskPool<'a> {
     ins: &'a [Ins],
     cases: &'a [[BitVec; 2]],
     two: Vec<usize>,
     seen: std::collections::HashSet<Vec<BitVec>>,
     one: Vec<(Mask, Vec<BitVec>)>,
-    deep: Option<Vec<(Mask, Vec<BitVec>)>>,
+    deep: Vec<(Mask, Vec<BitVec>)>,
+    /// The next depth-2 term to evaluate, in [`Self::term`]'s order.
+    next: usize,
+    /// The inner terms' values, by `inner * 2 + (u, v) order`.
+    inner: Vec<Option<Option<Vec<BitVec>>>>,
 }
 
 impl<'a> MaskPool<'a> {
     fn new(ins: &'a [Ins], vsize: u32, cases: &'a [[BitVec; 2]]) -> Self {
         let two: Vec<usize> = (0..ins.len()).filter(|&k| !ins[k].has_imm() && ins[k].ret == vsize && ins[k].vectors() == [vsize, vsize]).collect();
-        let mut pool = MaskPool { ins, cases, two, seen: Default::default(), one: Vec::new(), deep: None };
+        let inner = vec![None; two.len() * 2];
+        let mut pool = MaskPool { ins, cases, two, seen: Default::default(), one: Vec::new(), deep: Vec::new(), next: 0, inner };
         for k in 0..pool.two.len() {
             for (u, v) in [(0, 1), (1, 0)] {
                 let m = Mask::One(pool.two[k], u, v);
-                if let Some(vals) = cases.iter().map(|x| m.eval(ins, x)).collect::<Option<Vec<_>>>() {
-                    pool.keep(m, vals, false);
+                if let Some(vals) = cases.iter().map(|x| m.eval(ins, x)).collect::<Option<Vec<_>>>()
+                    && pool.seen.insert(vals.clone())
+                {
+                    pool.one.push((m, vals));
                 }
             }
         }
         pool
     }
 
-    fn keep(&mut self, m: Mask, vals: Vec<BitVec>, deep: bool) {
-        if self.seen.insert(vals.clone()) {
-            let list = if deep { self.deep.get_or_insert_with(Vec::new) } else { &mut self.one };
-            list.push((m, vals));
-        }
+    /// Depth-2 term `k`: `M1(M2(u, v), t)` or `M1(t, M2(u, v))`, with the
+    /// inner instruction and operand order outermost, then the outer
+    /// instruction, `t` and its side.
+    fn term(&self, k: usize) -> (usize, Mask) {
+        let n = self.two.len();
+        let (t_first, k) = (k % 2 == 1, k / 2);
+        let (t, k) = (k % 2, k / 2);
+        let (outer, k) = (self.two[k % n], k / n);
+        let (swap, inner) = (k % 2, k / 2);
+        let (u, v) = if swap == 0 { (0, 1) } else { (1, 0) };
+        (inner * 2 + swap, Mask::Two { outer, inner: self.two[inner], u, v, t, t_first })
     }
 
-    /// The depth-2 terms `M1(M2(u, v), t)` and `M1(t, M2(u, v))`.
-    fn deepen(&mut self) {
-        if self.deep.is_some() {
-            return;
-        }
-        self.deep = Some(Vec::new());
+    /// The next depth-2 term's values, if they are new.
+    fn step(&mut self) -> Option<(Mask, Vec<BitVec>)> {
+        let (slot, m) = self.term(self.next);
+        self.next += 1;
         let (ins, cases) = (self.ins, self.cases);
-        for i in 0..self.two.len() {
-            let inner = self.two[i];
-            for (u, v) in [(0, 1), (1, 0)] {
-                let Some(first) = cases.iter().map(|x| ins[inner].eval(&[&x[u], &x[v]], 0)).collect::<Option<Vec<_>>>() else {
-                    continue;
-                };
-                for o in 0..self.two.len() {
-                    let outer = self.two[o];
-                    for t in [0, 1] {
-                        for t_first in [false, true] {
-                            let vals: Option<Vec<BitVec>> =
-                                cases.iter().zip(&first).map(|(x, i)| if t_first { ins[outer].eval(&[&x[t], i], 0) } else { ins[outer].eval(&[i, &x[t]], 0) }).collect();
-                            if let Some(vals) = vals {
-                                self.keep(Mask::Two { outer, inner, u, v, t, t_first }, vals, true);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let Mask::Two { outer, inner, u, v, t, t_first } = m else { unreachable!("depth 2") };
+        let first = self.inner[slot].get_or_insert_with(|| cases.iter().map(|x| ins[inner].eval(&[&x[u], &x[v]], 0)).collect()).as_ref()?;
+        let vals: Vec<BitVec> =
+            cases.iter().zip(first).map(|(x, i)| if t_first { ins[outer].eval(&[&x[t], i], 0) } else { ins[outer].eval(&[i, &x[t]], 0) }).collect::<Option<_>>()?;
+        self.seen.insert(vals.clone()).then(|| {
+            self.deep.push((m, vals.clone()));
+            (m, vals)
+        })
     }
 
     /// The first term `ok` accepts: depth 1, then (if `deep`) depth 2.
     fn find(&mut self, deep: bool, ok: &mut dyn FnMut(&[BitVec]) -> bool) -> Option<Mask> {
-        if let Some((m, _)) = self.one.iter().find(|(_, v)| ok(v)) {
+        if let Some((m, _)) = self.one.iter().chain(if deep { &self.deep[..] } else { &[] }).find(|(_, v)| ok(v)) {
             return Some(*m);
         }
         if !deep {
             return None;
         }
-        self.deepen();
-        self.deep.as_ref().and_then(|d| d.iter().find(|(_, v)| ok(v))).map(|(m, _)| *m)
+        let total = self.two.len() * self.two.len() * 8;
+        while self.next < total {
+            if let Some((m, vals)) = self.step()
+                && ok(&vals)
+            {
+                return Some(m);
+            }
+        }
+        None
     }
 }
 
