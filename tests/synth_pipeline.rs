@@ -12,10 +12,10 @@ use std::sync::OnceLock;
 
 const UNITS: &str = "u16x8,u16x8;i16x8,i16x8;u8x16,u8x16;i32x4";
 /// The x86-64 baseline's instructions only (SSE2): the abstract phase's
-/// legalization searches and proofs grow with the specs (about 7 minutes
-/// of CPU a run over an AVX2 CPU's, half that over SSE2's, and the test
-/// runs the pipeline three times), and what is checked here (phases,
-/// checkpoints, shards, the same bytes) does not depend on the specs.
+/// legalization searches and proofs grow with the specs (the test runs the
+/// pipeline twice, three times in the slow tier), and what is checked here
+/// (phases, checkpoints, shards, the same bytes) does not depend on the
+/// specs.
 const CPU_FEATURES: &str = "sse2";
 
 /// The outputs that must be byte-identical (the phase CSV holds wall times).
