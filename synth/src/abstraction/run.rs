@@ -67,10 +67,13 @@ pub struct PartTimes {
 /// candidate for its proof key was most of a re-run's abstract phase
 /// (10,000 legalization instances).
 fn verdict(libs: &Libraries, rule: &misaal_rulesets::Rule, env: &misaal_rulesets::Assignment, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> Verdict {
-    match misaal_verifier::prekey::proved_by_pre_key(libs, rule, env, cache) {
-        Some(r) => r.verdict,
-        None => run_job(libs, &Job { rule, env: Some(env.clone()) }, cfg, cache).verdict,
-    }
+    instance_result(libs, &Job { rule, env: Some(env.clone()) }, cfg, cache).verdict
+}
+
+/// A job's result, by pre-key when it has one with a proved row, else
+/// through `run_job`.
+fn instance_result(libs: &Libraries, job: &Job, cfg: &AuditConfig, cache: &Mutex<VerdictCache>) -> misaal_verifier::audit::InstanceResult {
+    job.env.as_ref().and_then(|env| misaal_verifier::prekey::proved_by_pre_key(libs, job.rule, env, cache)).unwrap_or_else(|| run_job(libs, job, cfg, cache))
 }
 
 pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, header: &str, with_legalize: bool) -> Result<Outcome, String> {
@@ -318,7 +321,7 @@ pub fn audit_as(file: &str, text: &str, libs: &Libraries, cfg: &AuditConfig, cac
         .with_max_len(1)
         // The instances were proved above, so their pre-keys answer without
         // unrolling either side (that was 20 s of a small run's audit).
-        .map(|j| j.env.as_ref().and_then(|env| misaal_verifier::prekey::proved_by_pre_key(libs, j.rule, env, cache)).unwrap_or_else(|| run_job(libs, j, cfg, cache)))
+        .map(|j| instance_result(libs, j, cfg, cache))
         .filter(|r| r.verdict != Verdict::Proved)
         .map(|r| format!("{} [{}]: {} {}", r.rule, r.instantiation, r.verdict.label(), r.counterexample))
         .collect();

@@ -144,22 +144,18 @@ impl Mask {
     fn eval(self, ins: &[Ins], x: &[BitVec; 2]) -> Option<BitVec> {
         match self {
             Mask::One(m, u, v) => ins[m].eval(&[&x[u], &x[v]], 0),
-            Mask::Two {
-                outer,
-                inner,
-                u,
-                v,
-                t,
-                t_first,
-            } => {
+            Mask::Two { inner, u, v, .. } => {
                 let i = ins[inner].eval(&[&x[u], &x[v]], 0)?;
-                if t_first {
-                    ins[outer].eval(&[&x[t], &i], 0)
-                } else {
-                    ins[outer].eval(&[&i, &x[t]], 0)
-                }
+                self.outer_eval(ins, x, &i)
             }
         }
+    }
+
+    /// A depth-2 term's outer instruction on the inner term's value `i`
+    /// (`None` for a depth-1 term).
+    fn outer_eval(self, ins: &[Ins], x: &[BitVec; 2], i: &BitVec) -> Option<BitVec> {
+        let Mask::Two { outer, t, t_first, .. } = self else { return None };
+        if t_first { ins[outer].eval(&[&x[t], i], 0) } else { ins[outer].eval(&[i, &x[t]], 0) }
     }
     fn render(self, ins: &[Ins]) -> String {
         let names = ["?a".to_string(), "?b".to_string()];
@@ -230,9 +226,10 @@ impl<'a> MaskPool<'a> {
         pool
     }
 
-    /// Depth-2 term `k`: `M1(M2(u, v), t)` or `M1(t, M2(u, v))`, with the
+    /// Depth-2 term `k`, `M1(M2(u, v), t)` or `M1(t, M2(u, v))`, with the
     /// inner instruction and operand order outermost, then the outer
-    /// instruction, `t` and its side.
+    /// instruction, `t` and its side; and the inner term's slot in
+    /// `self.inner`.
     fn term(&self, k: usize) -> (usize, Mask) {
         let n = self.two.len();
         let (t_first, k) = (k % 2 == 1, k / 2);
@@ -243,19 +240,20 @@ impl<'a> MaskPool<'a> {
         (inner * 2 + swap, Mask::Two { outer, inner: self.two[inner], u, v, t, t_first })
     }
 
-    /// The next depth-2 term's values, if they are new.
-    fn step(&mut self) -> Option<(Mask, Vec<BitVec>)> {
+    /// Evaluates the next depth-2 term; true when its values are new (then
+    /// they are `self.deep`'s last entry).
+    fn step(&mut self) -> bool {
         let (slot, m) = self.term(self.next);
         self.next += 1;
         let (ins, cases) = (self.ins, self.cases);
-        let Mask::Two { outer, inner, u, v, t, t_first } = m else { unreachable!("depth 2") };
-        let first = self.inner[slot].get_or_insert_with(|| cases.iter().map(|x| ins[inner].eval(&[&x[u], &x[v]], 0)).collect()).as_ref()?;
-        let vals: Vec<BitVec> =
-            cases.iter().zip(first).map(|(x, i)| if t_first { ins[outer].eval(&[&x[t], i], 0) } else { ins[outer].eval(&[i, &x[t]], 0) }).collect::<Option<_>>()?;
-        self.seen.insert(vals.clone()).then(|| {
-            self.deep.push((m, vals.clone()));
-            (m, vals)
-        })
+        let Mask::Two { inner, u, v, .. } = m else { return false };
+        let Some(first) = self.inner[slot].get_or_insert_with(|| cases.iter().map(|x| ins[inner].eval(&[&x[u], &x[v]], 0)).collect()) else { return false };
+        let Some(vals) = cases.iter().zip(first).map(|(x, i)| m.outer_eval(ins, x, i)).collect::<Option<Vec<_>>>() else { return false };
+        if !self.seen.insert(vals.clone()) {
+            return false;
+        }
+        self.deep.push((m, vals));
+        true
     }
 
     /// The first term `ok` accepts: depth 1, then (if `deep`) depth 2.
@@ -268,10 +266,11 @@ impl<'a> MaskPool<'a> {
         }
         let total = self.two.len() * self.two.len() * 8;
         while self.next < total {
-            if let Some((m, vals)) = self.step()
-                && ok(&vals)
+            if self.step()
+                && let Some((m, vals)) = self.deep.last()
+                && ok(vals)
             {
-                return Some(m);
+                return Some(*m);
             }
         }
         None
