@@ -1,7 +1,8 @@
 //! The static speed estimate of an object, for targets whose run time
 //! means nothing here (ARM under qemu, x86 code for a CPU this is not):
 //! the innermost loops of the object (a backward branch whose range holds
-//! no other backward branch, with at least [`MIN_SIMD`] SIMD
+//! no other backward branch and which its range's first instruction
+//! reaches, with at least [`MIN_SIMD`] SIMD
 //! instructions), each fed to `llvm-mca-19` for its cycles per iteration,
 //! summed over the loops, and the loops' instruction count. Loop trip
 //! counts are not weighed in: ours and Halide's columns compare the same
@@ -122,12 +123,45 @@ pub fn inner_loops(arch: Arch, ins: &[Ins]) -> Vec<&[Ins]> {
         .enumerate()
         .filter_map(|(i, (a, mn, ops))| branch_target(arch, mn, ops).filter(|t| t <= a).and_then(|t| start_of(i, t)).map(|s| (s, i)))
         .collect();
+    let spans: Vec<(usize, usize)> = spans.into_iter().filter(|&(s, e)| closes(arch, &ins[s..=e])).collect();
     spans
         .iter()
         .filter(|s| !spans.iter().any(|o| o != *s && o.0 >= s.0 && o.1 <= s.1))
         .map(|&(s, e)| &ins[s..=e])
         .filter(|body| body.iter().filter(|(_, _, ops)| is_simd(arch, ops)).count() >= MIN_SIMD)
         .collect()
+}
+
+/// Whether a backward branch's range is a loop: its last instruction (the
+/// backward branch) is reached from its first along paths that stay in the
+/// range. Compilers lay cold blocks out after hot ones, so a backward jump
+/// often closes straight-line code that leaves the range by a `ret` or an
+/// unconditional jump (Halide's and our bounds-query blocks): that range
+/// runs once per call, not once per iteration.
+fn closes(arch: Arch, body: &[Ins]) -> bool {
+    let Some(last) = body.len().checked_sub(1) else { return false };
+    let index_of = |addr: u64| body.iter().position(|(a, _, _)| *a == addr);
+    let (mut seen, mut todo) = (vec![false; body.len()], vec![0]);
+    while let Some(i) = todo.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        if i == last {
+            return true;
+        }
+        let (_, mn, ops) = &body[i];
+        let (falls_through, jumps) = match arch {
+            Arch::X86_64 => (!(mn.starts_with("jmp") || mn.starts_with("ret") || mn == "ud2"), mn.starts_with('j') || mn.starts_with("loop")),
+            Arch::Aarch64 => (!matches!(mn.as_str(), "b" | "br" | "ret"), mn == "b" || mn.starts_with("b.") || matches!(mn.as_str(), "cbz" | "cbnz" | "tbz" | "tbnz")),
+        };
+        if jumps && let Some(j) = branch_target(arch, mn, ops).and_then(index_of) {
+            todo.push(j);
+        }
+        if falls_through {
+            todo.push(i + 1);
+        }
+    }
+    false
 }
 
 /// llvm-mca's cycles per iteration of a loop body (its branches and
@@ -326,6 +360,50 @@ mod tests {
         assert_eq!(loops[0].len(), 6);
         assert_eq!(branch_target(Arch::X86_64, "jmpq", "*%rax"), None);
         assert!(!is_simd(Arch::X86_64, "$0x40, %rax"));
+    }
+
+    #[test]
+    fn a_backward_jump_over_code_that_leaves_is_no_loop() {
+        // Cold blocks laid out after the hot path: the range 0x0-0x20 ends
+        // in a backward branch, but every path from 0x0 leaves it first.
+        let code = ins(&[
+            (0x0, "cmpq", "$0x0, (%rsi)"),
+            (0x4, "jne", "0x40 <f+0x40>"),
+            (0x6, "vpxor", "%xmm0, %xmm0, %xmm0"),
+            (0xa, "vmovdqu", "%xmm0, (%rsi)"),
+            (0xe, "vmovdqu", "%ymm2, (%rax)"),
+            (0x12, "jmp", "0x40 <f+0x40>"),
+            (0x14, "vmovdqu", "%xmm1, 0x20(%rax)"),
+            (0x18, "vmovdqu", "%ymm2, (%rax)"),
+            (0x1c, "testq", "%r10, %r10"),
+            (0x20, "je", "0x0 <f>"),
+            (0x22, "vmovdqu", "%xmm1, (%rdx)"),
+            (0x26, "retq", ""),
+            (0x28, "vmovdqu", "%xmm1, (%rdx)"),
+            (0x2c, "vmovdqu", "%xmm1, (%rdx)"),
+            (0x30, "vmovdqu", "%xmm1, (%rdx)"),
+            (0x34, "vmovdqu", "%xmm1, (%rdx)"),
+            (0x38, "jmp", "0x22 <f+0x22>"),
+            (0x40, "vpaddd", "%zmm0, %zmm1, %zmm1"),
+            (0x46, "vpaddd", "%zmm0, %zmm1, %zmm1"),
+            (0x4c, "vpaddd", "%zmm0, %zmm1, %zmm1"),
+            (0x52, "vpaddd", "%zmm0, %zmm1, %zmm1"),
+            (0x58, "decq", "%rcx"),
+            (0x5b, "jne", "0x40 <f+0x40>"),
+        ]);
+        let loops = inner_loops(Arch::X86_64, &code);
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        assert_eq!(loops[0][0].0, 0x40);
+        // A loop with a forward branch inside it still closes.
+        let arm = ins(&[
+            (0x0, "ldr", "q0, [x1]"),
+            (0x4, "cbz", "x5, 0xc <f+0xc>"),
+            (0x8, "add", "v0.16b, v0.16b, v1.16b"),
+            (0xc, "umax", "v2.16b, v0.16b, v1.16b"),
+            (0x10, "str", "q2, [x2]"),
+            (0x14, "b.ne", "0x0 <f>"),
+        ]);
+        assert_eq!(inner_loops(Arch::Aarch64, &arm).len(), 1);
     }
 
     #[test]
