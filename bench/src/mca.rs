@@ -254,10 +254,10 @@ fn width_ratio(mn: &str) -> usize {
 /// The bytes one iteration of an x86 loop writes to memory (vector and
 /// scalar stores; a narrowing `vpmov*` store what it writes), or, in a loop
 /// that writes nothing (a reduction), the bytes its vector loads read.
-/// `None` for ARM, and when neither is found.
+/// `None` when neither is found. AArch64: [`aarch64_bytes_per_iteration`].
 pub fn bytes_per_iteration(arch: Arch, body: &[Ins]) -> Option<usize> {
-    if arch != Arch::X86_64 {
-        return None;
+    if arch == Arch::Aarch64 {
+        return aarch64_bytes_per_iteration(body);
     }
     let (mut stored, mut loaded) = (0, 0);
     for (_, mn, ops) in body {
@@ -281,6 +281,70 @@ pub fn bytes_per_iteration(arch: Arch, body: &[Ins]) -> Option<usize> {
             && let Some(b) = vector_bytes(last)
         {
             loaded += if mn.starts_with("vpbroadcast") { [1, 2, 4, 8][["b", "w", "d", "q"].iter().position(|s| mn.ends_with(s)).unwrap_or(2)] } else { b / width_ratio(mn) };
+        }
+    }
+    [stored, loaded].into_iter().find(|&b| b > 0)
+}
+
+/// The bytes an AArch64 memory access moves: `str q0` 16, `stp d0, d1` 16,
+/// `st1 { v0.16b, v1.16b }` 32, a lane `st1 { v0.h }[3]` 2, `ld1r { v0.8h }`
+/// 2, `strb w0` 1. `None` when `mn` is not a load or store, and `Some((bytes,
+/// vector))` otherwise, `vector` saying whether it moves SIMD registers.
+fn aarch64_access(mn: &str, ops: &str) -> Option<(usize, bool)> {
+    let store = mn.starts_with("st");
+    if !store && !mn.starts_with("ld") {
+        return None;
+    }
+    let elem = |c: char| match c {
+        'b' => 1,
+        'h' => 2,
+        's' => 4,
+        'd' => 8,
+        _ => 16,
+    };
+    if let Some(list) = ops.strip_prefix('{') {
+        // `{ v0.16b, v1.16b }, [x0]` or `{ v0.b, v1.b }[3], [x0]`
+        let (regs, rest) = list.split_once('}')?;
+        let regs: Vec<&str> = regs.split(',').map(str::trim).filter(|r| !r.is_empty()).collect();
+        let arr = regs.first()?.split_once('.')?.1;
+        let lane = rest.starts_with('[') || mn.ends_with('r');
+        let digits: String = arr.chars().take_while(char::is_ascii_digit).collect();
+        let each = match (lane, digits.parse::<usize>()) {
+            (false, Ok(n)) => n * elem(arr.chars().last()?),
+            _ => elem(arr.chars().last()?),
+        };
+        return Some((each * regs.len(), true));
+    }
+    let first = ops.split(',').next()?.trim();
+    let (kind, num) = first.split_at(1);
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let vector = matches!(kind, "q" | "d" | "s" | "h" | "b");
+    let size = match kind {
+        "q" => 16,
+        "d" | "x" => 8,
+        "s" => 4,
+        "h" => 2,
+        "b" => 1,
+        "w" if mn.ends_with('b') => 1,
+        "w" if mn.ends_with('h') => 2,
+        "w" => 4,
+        _ => return None,
+    };
+    let pair = mn.starts_with("stp") || mn.starts_with("ldp") || mn.starts_with("stnp") || mn.starts_with("ldnp");
+    Some((if pair { 2 * size } else { size }, vector))
+}
+
+/// [`bytes_per_iteration`] for AArch64: what the stores write, or in a
+/// loop that stores nothing, what its SIMD loads read.
+fn aarch64_bytes_per_iteration(body: &[Ins]) -> Option<usize> {
+    let (mut stored, mut loaded) = (0, 0);
+    for (_, mn, ops) in body {
+        match aarch64_access(mn, ops) {
+            Some((b, _)) if mn.starts_with("st") => stored += b,
+            Some((b, true)) => loaded += b,
+            _ => {}
         }
     }
     [stored, loaded].into_iter().find(|&b| b > 0)
@@ -423,6 +487,36 @@ mod tests {
         let reduce = ins(&[(0x0, "vpmovzxbw", "(%rdi,%rax), %zmm0"), (0x6, "vpdpwssd", "%zmm0, %zmm0, %zmm1"), (0xc, "vpbroadcastd", "(%rsi), %zmm2")]);
         assert_eq!(bytes_per_iteration(Arch::X86_64, &reduce), Some(32 + 4));
         assert_eq!(bytes_per_iteration(Arch::X86_64, &ins(&[(0x0, "vpaddd", "%zmm0, %zmm1, %zmm1")])), None);
-        assert_eq!(bytes_per_iteration(Arch::Aarch64, &body), None);
+        assert_eq!(bytes_per_iteration(Arch::X86_64, &ins(&[(0x0, "vpaddd", "%zmm0, %zmm1, %zmm1")])), None);
+    }
+
+    #[test]
+    fn counts_the_bytes_an_aarch64_loop_writes() {
+        // Halide's dilate3x3 inner loop, shortened: two `stp q` write 64 bytes.
+        let body = ins(&[
+            (0x0, "ldp", "q0, q3, [x3, #-0x20]"),
+            (0x4, "ldur", "q1, [x3, #-0x1f]"),
+            (0x8, "umax", "v0.16b, v0.16b, v1.16b"),
+            (0xc, "stp", "q0, q3, [x2, #-0x20]"),
+            (0x10, "stp", "q1, q2, [x2], #0x40"),
+            (0x14, "b.ne", "0x0 <f>"),
+        ]);
+        assert_eq!(bytes_per_iteration(Arch::Aarch64, &body), Some(64));
+        let lists = ins(&[
+            (0x0, "st1", "{ v0.16b, v1.16b }, [x0], #32"),
+            (0x4, "st1", "{ v2.h }[3], [x1]"),
+            (0x8, "str", "d4, [x2]"),
+            (0xc, "strb", "w5, [x3]"),
+            (0x10, "st2", "{ v6.8b, v7.8b }, [x4]"),
+        ]);
+        assert_eq!(bytes_per_iteration(Arch::Aarch64, &lists), Some(32 + 2 + 8 + 1 + 16));
+        // A reduction stores nothing: its SIMD loads, not the scalar ones.
+        let reduce = ins(&[
+            (0x0, "ldr", "q0, [x0], #16"),
+            (0x4, "ld1r", "{ v1.8h }, [x1]"),
+            (0x8, "ldr", "x9, [x2]"),
+            (0xc, "sdot", "v2.4s, v0.16b, v1.16b"),
+        ]);
+        assert_eq!(bytes_per_iteration(Arch::Aarch64, &reduce), Some(16 + 2));
     }
 }
