@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use misaal_compiler::c::{CProgram, emit};
 use misaal_frontends::interp::{ArgValue, Buffer, InterpError};
@@ -49,9 +50,14 @@ pub fn check_cc() {
     .unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// A fresh folder for one case, per process (test runs may overlap).
+/// A fresh folder for one case, per process (test runs may overlap) and
+/// per call: the tests of one binary run in parallel threads, and two
+/// modules of tests/integration.rs may name a case alike (c_backend's and
+/// bench_kernels' `bench_add`), so the name gets the call's number.
 pub fn work_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_backend").join(std::process::id().to_string()).join(name);
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_backend").join(std::process::id().to_string()).join(format!("{name}.{n}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
