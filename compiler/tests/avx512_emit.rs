@@ -12,9 +12,9 @@
 //! synthesized x86.egg has neither a VNNI rule nor a blend on a k register
 //! yet.
 
-mod common;
+use crate::common;
 
-use common::Arg;
+use crate::common::Arg;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_compiler::isel::features::CpuFeatures;

@@ -12,9 +12,7 @@
 //! Needs `cc` and HalideRuntime.h from the pip `halide` package
 //! (`python3 -m pip install halide==21.0.0`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use misaal_frontends::interp::{ArgValue, Interp};
 use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::stmt::ast::Func;

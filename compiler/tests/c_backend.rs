@@ -6,9 +6,7 @@
 //! Needs a C compiler (`cc`) and HalideRuntime.h from the pip `halide`
 //! package (`python3 -m pip install halide==21.0.0`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use misaal_frontends::stmt::parse_module;
 use misaal_frontends::stmt::types::Type;
 

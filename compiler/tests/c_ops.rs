@@ -3,9 +3,7 @@
 //! `frontends/halide/*.sema`), bit for bit, on random data rich in edge
 //! values (0, ±1, MIN, MAX, shift amounts around the width).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::stmt::ast::Stmt;
 use misaal_frontends::stmt::parse_module;

@@ -10,9 +10,9 @@
 //!
 //! Needs `cc` and HalideRuntime.h, as `c_backend.rs` does.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use misaal_compiler::c::{EmitOptions, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};

@@ -15,9 +15,7 @@
 //!
 //! Needs `cc` and HalideRuntime.h from the pip `halide` package.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use misaal_frontends::interp::{ArgValue, Interp};
 use misaal_frontends::manifest::{Manifest, load_manifest};
 use misaal_frontends::stmt::ast::{Func, Module};

@@ -3,7 +3,7 @@
 //! from its selection: its load indices name the `let`, so the C binds it.
 //! It once went naive ("unknown variable `t130`") and ran at 0.26x Halide.
 
-mod common;
+use crate::common;
 use misaal_compiler::c::{EmitOptions, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_frontends::stmt::parse_module;

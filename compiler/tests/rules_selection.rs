@@ -5,7 +5,7 @@
 //! rule that stops proving fails here too. Bit-exactness against Halide and
 //! the interpreter is `misaal bench`'s (and bench_kernels.rs's) job.
 
-mod common;
+use crate::common;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_frontends::stmt::parse_module;

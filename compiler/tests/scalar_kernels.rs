@@ -28,9 +28,7 @@
 //!
 //! Needs a C compiler and HalideRuntime.h from the pip `halide` package.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::manifest::{Kernel, Manifest, load_manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func};

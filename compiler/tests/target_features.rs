@@ -2,7 +2,7 @@
 //! `target=` decides unless `Options::features` says otherwise. One
 //! kernel compiled for two targets gets two instruction sets.
 
-mod common;
+use crate::common;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_compiler::isel::features::CpuFeatures;
