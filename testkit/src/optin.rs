@@ -11,7 +11,7 @@
 //!   ones it does. [`kernels`] reads it.
 //!
 //! ```sh
-//! MISAAL_KERNELS=conv_nn,add cargo test -p misaal-compiler --test bench_kernels
+//! MISAAL_KERNELS=conv_nn,add cargo test -p misaal-compiler --test integration bench_kernels::
 //! ```
 
 /// The variable that chooses a kernel test's kernels.
