@@ -61,12 +61,11 @@ impl Dialect for Arm {
     fn header(&self) -> &'static str {
         "#include <arm_neon.h>\n\n"
     }
-    fn reg_type(&self, bits: u32) -> Result<String, String> {
-        match bits {
-            64 => Ok("uint8x8_t".into()),
-            128 => Ok("uint8x16_t".into()),
-            b => Err(format!("a {b}-bit register (NEON has 64 and 128)")),
-        }
+    fn registers(&self) -> &'static [(u32, &'static str)] {
+        &[(64, "uint8x8_t"), (128, "uint8x16_t")]
+    }
+    fn registers_described(&self) -> &'static str {
+        "NEON has 64 and 128"
     }
     fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String> {
         self.reg_type(bits)?;
@@ -160,5 +159,14 @@ mod tests {
         assert_eq!(suffix("uint8x8_t"), Some(("u8".into(), 64)));
         assert_eq!(suffix("poly8x16_t"), Some(("p8".into(), 128)));
         assert_eq!(suffix("int32_t"), None);
+    }
+
+    #[test]
+    fn registers_and_the_error_for_other_widths() {
+        // No prototypes needed: the register table is the dialect's own.
+        let arm = Arm { protos: Box::leak(Box::default()) };
+        assert_eq!(arm.reg_type(64).unwrap(), "uint8x8_t");
+        assert_eq!(arm.reg_type(128).unwrap(), "uint8x16_t");
+        assert_eq!(arm.reg_type(256).unwrap_err(), "a 256-bit register (NEON has 64 and 128)");
     }
 }

@@ -46,12 +46,11 @@ impl Dialect for Hvx {
          /* Unaligned 128-byte accesses (vmemu) on every HVX version. */\n\
          typedef long misaal_hvx_uvector __attribute__((__vector_size__(128), __aligned__(1)));\n\n"
     }
-    fn reg_type(&self, bits: u32) -> Result<String, String> {
-        match bits {
-            1024 => Ok("HVX_Vector".into()),
-            2048 => Ok("HVX_VectorPair".into()),
-            b => Err(format!("a {b}-bit register (HVX in 128-byte mode has 1024-bit vectors and 2048-bit pairs)")),
-        }
+    fn registers(&self) -> &'static [(u32, &'static str)] {
+        &[(1024, "HVX_Vector"), (2048, "HVX_VectorPair")]
+    }
+    fn registers_described(&self) -> &'static str {
+        "HVX in 128-byte mode has 1024-bit vectors and 2048-bit pairs"
     }
     fn load(&self, bits: u32, ptr: &str) -> Result<(String, String), String> {
         match bits {
@@ -135,7 +134,7 @@ mod tests {
         let h = Hvx;
         assert_eq!(h.reg_type(1024).unwrap(), "HVX_Vector");
         assert_eq!(h.reg_type(2048).unwrap(), "HVX_VectorPair");
-        assert!(h.reg_type(512).is_err());
+        assert_eq!(h.reg_type(512).unwrap_err(), "a 512-bit register (HVX in 128-byte mode has 1024-bit vectors and 2048-bit pairs)");
         assert_eq!(h.half(2048, "w", true).unwrap().1, "Q6_V_hi_W");
         assert!(h.half(1024, "v", false).is_none());
         assert!(h.splat(1024, 8, "(uint8_t)(x)").unwrap().0.contains("0x01010101u"));

@@ -58,8 +58,20 @@ pub trait Dialect: Send + Sync {
     fn isa(&self) -> &'static str;
     /// The `#include` lines (and a blank line) the intrinsics need.
     fn header(&self) -> &'static str;
-    /// The canonical C type of a register of `bits`.
-    fn reg_type(&self, bits: u32) -> Result<String, String>;
+    /// The target's registers: each width in bits with its canonical C
+    /// type, the table [`Self::reg_type`] reads.
+    fn registers(&self) -> &'static [(u32, &'static str)];
+    /// Which widths [`Self::registers`] has, as the error for any other
+    /// width says it (`NEON has 64 and 128`).
+    fn registers_described(&self) -> &'static str;
+    /// The canonical C type of a register of `bits`, from
+    /// [`Self::registers`]; an error naming the legal widths otherwise.
+    fn reg_type(&self, bits: u32) -> Result<String, String> {
+        match self.registers().iter().find(|(b, _)| *b == bits) {
+            Some((_, ty)) => Ok(ty.to_string()),
+            None => Err(format!("a {bits}-bit register ({})", self.registers_described())),
+        }
+    }
     /// The C type of a mask register of `lanes` one-bit lanes (AVX-512's
     /// k registers); an error where the target has none.
     fn mask_type(&self, lanes: u32) -> Result<String, String> {
@@ -199,17 +211,15 @@ impl Dialect for X86 {
             "#include <immintrin.h>\n\n"
         }
     }
-    fn reg_type(&self, bits: u32) -> Result<String, String> {
-        match bits {
-            // 64 bits: a GPR (the scalar operand of movq, `_mm_cvtsi64_si128`),
-            // so gcc folds its load into the instruction reading it.
-            64 => Ok("long long".into()),
-            128 => Ok("__m128i".into()),
-            256 => Ok("__m256i".into()),
-            512 if self.zmm => Ok("__m512i".into()),
-            b if self.zmm => Err(format!("a {b}-bit register (AVX-512 has 128, 256 and 512)")),
-            b => Err(format!("a {b}-bit register (AVX2 has 128 and 256)")),
-        }
+    fn registers(&self) -> &'static [(u32, &'static str)] {
+        // 64 bits: a GPR (the scalar operand of movq, `_mm_cvtsi64_si128`),
+        // so gcc folds its load into the instruction reading it.
+        const AVX2: &[(u32, &str)] = &[(64, "long long"), (128, "__m128i"), (256, "__m256i")];
+        const AVX512: &[(u32, &str)] = &[(64, "long long"), (128, "__m128i"), (256, "__m256i"), (512, "__m512i")];
+        if self.zmm { AVX512 } else { AVX2 }
+    }
+    fn registers_described(&self) -> &'static str {
+        if self.zmm { "AVX-512 has 128, 256 and 512" } else { "AVX2 has 128 and 256" }
     }
     fn mask_type(&self, lanes: u32) -> Result<String, String> {
         match lanes {
@@ -287,5 +297,23 @@ impl Dialect for X86 {
             Ret::Mask(lanes) => self.mask_type(lanes)?,
         };
         Ok(Call { expr: format!("{name}({})", args.join(", ")), ctype })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x86_registers_and_the_error_for_other_widths() {
+        let (avx2, avx512) = (X86 { zmm: false }, X86 { zmm: true });
+        for d in [&avx2, &avx512] {
+            assert_eq!(d.reg_type(64).unwrap(), "long long");
+            assert_eq!(d.reg_type(128).unwrap(), "__m128i");
+            assert_eq!(d.reg_type(256).unwrap(), "__m256i");
+        }
+        assert_eq!(avx512.reg_type(512).unwrap(), "__m512i");
+        assert_eq!(avx2.reg_type(512).unwrap_err(), "a 512-bit register (AVX2 has 128 and 256)");
+        assert_eq!(avx512.reg_type(1024).unwrap_err(), "a 1024-bit register (AVX-512 has 128, 256 and 512)");
     }
 }
