@@ -11,7 +11,7 @@
 use crate::check::{Outcome, Verdict, outcome};
 use crate::compile::{Job, compile};
 use crate::keep::{drop_later_sets, halide_files, keep_and_note, write_input_set};
-use crate::run::{KernelRow, Run};
+use crate::run::{KernelRow, Run, inner_loop_cells};
 use crate::lock::WorkLock;
 use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
 use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
@@ -55,10 +55,7 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
             ours_mca_cycles: r.ours.map(|e| e.cycles),
             halide_mca_cycles: r.halide.map(|e| e.cycles),
             ratio: ratio(r.ours, r.halide),
-            ours_loop_instrs: r.ours.map(|e| e.instrs as u64),
-            halide_loop_instrs: r.halide.map(|e| e.instrs as u64),
-            ours_loops: r.ours.map(|e| e.loops as u64),
-            halide_loops: r.halide.map(|e| e.loops as u64),
+            loops: inner_loop_cells(r.ours, r.halide),
             march: r.march.clone(),
         })
         .collect()

@@ -10,7 +10,7 @@ use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::inputs::{InputSet, input_set};
 use crate::keep::{halide_files, keep_and_note};
-use crate::run::{KernelRow, Run};
+use crate::run::{KernelRow, Run, inner_loop_cells};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -178,10 +178,7 @@ fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
     rows.iter()
         .map(|r| misaal_reports::BenchHvxRow {
             base: r.base.report_cells(),
-            ours_packets: r.ours_packets.map(|p| p.packets as u64),
-            halide_packets: r.halide_packets.map(|p| p.packets as u64),
-            ours_loops: r.ours_packets.map(|p| p.loops as u64),
-            halide_loops: r.halide_packets.map(|p| p.loops as u64),
+            loops: inner_loop_cells(r.ours_packets, r.halide_packets),
             halide: r.halide.clone(),
         })
         .collect()

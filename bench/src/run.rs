@@ -11,6 +11,22 @@ use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// A static speed estimate summed over a program's innermost loops
+/// (llvm-mca's [`crate::mca::Estimate`] on ARM, HVX's
+/// [`crate::packets::Packets`]): its size there and how many loops.
+pub trait InnerLoopEstimate: Copy {
+    /// Instructions (ARM) or packets (HVX) summed over the loops.
+    fn size(&self) -> usize;
+    fn loops(&self) -> usize;
+}
+
+/// The loop cells of an emulated report's row, from each side's estimate.
+pub fn inner_loop_cells<E: InnerLoopEstimate>(ours: Option<E>, halide: Option<E>) -> misaal_reports::InnerLoopCells {
+    let size = |e: Option<E>| e.map(|e| e.size() as u64);
+    let loops = |e: Option<E>| e.map(|e| e.loops() as u64);
+    misaal_reports::InnerLoopCells { ours_size: size(ours), halide_size: size(halide), ours_loops: loops(ours), halide_loops: loops(halide) }
+}
+
 /// One backend's run over a suite.
 /// The columns the ARM and HVX rows share: which kernel, its verdict
 /// cell, how our side compiled, and for which target.

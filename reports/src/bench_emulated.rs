@@ -24,6 +24,18 @@ pub struct BenchKernelCells {
     pub peak_rss_kb: Option<u64>,
 }
 
+/// The cells both emulated reports have about the innermost loops each
+/// side's static estimate sums over: their size (ARM: instructions, HVX:
+/// packets) and how many loops were found. Empty where that side has no
+/// estimate. Each writer names and places them among its own columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InnerLoopCells {
+    pub ours_size: Option<u64>,
+    pub halide_size: Option<u64>,
+    pub ours_loops: Option<u64>,
+    pub halide_loops: Option<u64>,
+}
+
 /// One row of `reports/bench_arm.csv`: a kernel of the ARM suite, checked
 /// under qemu-aarch64, its speed estimated by llvm-mca.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,10 +48,9 @@ pub struct BenchArmRow {
     pub halide_mca_cycles: Option<f64>,
     /// `halide_mca_cycles / ours_mca_cycles` (three decimals).
     pub ratio: Option<f64>,
-    pub ours_loop_instrs: Option<u64>,
-    pub halide_loop_instrs: Option<u64>,
-    pub ours_loops: Option<u64>,
-    pub halide_loops: Option<u64>,
+    /// `ours_loop_instrs`, `halide_loop_instrs`, `ours_loops` and
+    /// `halide_loops`: instructions and loop counts.
+    pub loops: InnerLoopCells,
     pub march: String,
 }
 
@@ -67,11 +78,9 @@ pub const BENCH_ARM_COLUMNS: [&str; 15] = [
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BenchHvxRow {
     pub base: BenchKernelCells,
-    /// Packets summed over our innermost loops.
-    pub ours_packets: Option<u64>,
-    pub halide_packets: Option<u64>,
-    pub ours_loops: Option<u64>,
-    pub halide_loops: Option<u64>,
+    /// `ours_packets`, `halide_packets` (packets summed over each side's
+    /// innermost loops), `ours_loops` and `halide_loops`.
+    pub loops: InnerLoopCells,
     /// Halide's release that built its object.
     pub halide: String,
 }
@@ -108,10 +117,10 @@ pub fn write_bench_arm_csv(rows: &[BenchArmRow], path: &Path) -> Result<(), Repo
             cells(c[2], rows.iter().map(|r| num(r.ours_mca_cycles))),
             cells(c[3], rows.iter().map(|r| num(r.halide_mca_cycles))),
             cells(c[4], rows.iter().map(|r| r.ratio.map(|x| format!("{x:.3}")).unwrap_or_default())),
-            cells(c[5], rows.iter().map(|r| opt(r.ours_loop_instrs))),
-            cells(c[6], rows.iter().map(|r| opt(r.halide_loop_instrs))),
-            cells(c[7], rows.iter().map(|r| opt(r.ours_loops))),
-            cells(c[8], rows.iter().map(|r| opt(r.halide_loops))),
+            cells(c[5], rows.iter().map(|r| opt(r.loops.ours_size))),
+            cells(c[6], rows.iter().map(|r| opt(r.loops.halide_size))),
+            cells(c[7], rows.iter().map(|r| opt(r.loops.ours_loops))),
+            cells(c[8], rows.iter().map(|r| opt(r.loops.halide_loops))),
             cells(c[9], rows.iter().map(|r| opt(r.base.fallback_exprs))),
             cells(c[10], rows.iter().map(|r| format!("{:.1}", r.base.compile_ms))),
             cells(c[11], rows.iter().map(|r| r.base.method.clone())),
@@ -131,13 +140,13 @@ pub fn write_bench_hvx_csv(rows: &[BenchHvxRow], path: &Path) -> Result<(), Repo
         vec![
             cells(c[0], rows.iter().map(|r| r.base.kernel.clone())),
             cells(c[1], rows.iter().map(|r| r.base.bit_exact.clone())),
-            cells(c[2], rows.iter().map(|r| opt(r.ours_packets))),
-            cells(c[3], rows.iter().map(|r| opt(r.halide_packets))),
+            cells(c[2], rows.iter().map(|r| opt(r.loops.ours_size))),
+            cells(c[3], rows.iter().map(|r| opt(r.loops.halide_size))),
             cells(c[4], rows.iter().map(|r| opt(r.base.fallback_exprs))),
             cells(c[5], rows.iter().map(|r| format!("{:.1}", r.base.compile_ms))),
             cells(c[6], rows.iter().map(|r| r.base.method.clone())),
-            cells(c[7], rows.iter().map(|r| opt(r.ours_loops))),
-            cells(c[8], rows.iter().map(|r| opt(r.halide_loops))),
+            cells(c[7], rows.iter().map(|r| opt(r.loops.ours_loops))),
+            cells(c[8], rows.iter().map(|r| opt(r.loops.halide_loops))),
             cells(c[9], rows.iter().map(|r| r.halide.clone())),
             cells(c[10], rows.iter().map(|r| r.base.target.clone())),
             cells(c[11], rows.iter().map(|r| opt(r.base.peak_rss_kb))),
