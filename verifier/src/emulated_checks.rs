@@ -18,6 +18,20 @@ pub fn library<T: EmulatedTarget>() -> SpecLibrary {
     SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir(T::ORACLE.name)).unwrap_or_else(|d| panic!("{d}"))
 }
 
+/// [`library`], checked to hold at least `min` specs, every one with
+/// `T`'s target in its header; Err(the count, or the first spec with
+/// another target) otherwise. Each test goes on to its target's own checks.
+pub fn library_of_target<T: EmulatedTarget>(min: usize) -> Result<SpecLibrary, String> {
+    let (lib, target) = (library::<T>(), T::ORACLE.name);
+    if lib.len() < min {
+        return Err(format!("only {} {} specs", lib.len(), target.to_uppercase()));
+    }
+    if let Some((i, _)) = lib.iter().find(|(i, _)| i.target != target) {
+        return Err(format!("{} has target {}", i.name, i.target));
+    }
+    Ok(lib)
+}
+
 /// Every spec agrees with the emulator on at least 1000 cases, and the
 /// committed status table has a current `emulator` row for it (derived
 /// from this very semantics). Ok(how many agreed).
