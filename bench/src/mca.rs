@@ -211,15 +211,6 @@ pub struct Estimate {
     pub loops: usize,
 }
 
-impl crate::run::InnerLoopEstimate for Estimate {
-    fn size(&self) -> usize {
-        self.instrs
-    }
-    fn loops(&self) -> usize {
-        self.loops
-    }
-}
-
 /// x86 (AT&T) operands, split at the commas outside parentheses, with a
 /// trailing `{%k1}` or `{z}` left out.
 fn operands(ops: &str) -> Vec<&str> {

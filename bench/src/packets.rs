@@ -15,15 +15,6 @@ pub struct Packets {
     pub packets: usize,
 }
 
-impl crate::run::InnerLoopEstimate for Packets {
-    fn size(&self) -> usize {
-        self.packets
-    }
-    fn loops(&self) -> usize {
-        self.loops
-    }
-}
-
 /// Counts packets in the innermost loops of the functions whose symbol
 /// `keep` accepts, from `llvm-objdump -d` text of a linked program. A
 /// packet is one `{ ... }` bundle; a loop runs from a `loopN(start, ...)`

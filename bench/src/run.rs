@@ -15,15 +15,26 @@ use std::time::Instant;
 /// (llvm-mca's [`crate::mca::Estimate`] on ARM, HVX's
 /// [`crate::packets::Packets`]): its size there and how many loops.
 pub trait InnerLoopEstimate: Copy {
-    /// Instructions (ARM) or packets (HVX) summed over the loops.
-    fn size(&self) -> usize;
-    fn loops(&self) -> usize;
+    /// (instructions (ARM) or packets (HVX) summed over the loops, loops).
+    fn size_and_loops(&self) -> (usize, usize);
+}
+
+impl InnerLoopEstimate for crate::mca::Estimate {
+    fn size_and_loops(&self) -> (usize, usize) {
+        (self.instrs, self.loops)
+    }
+}
+
+impl InnerLoopEstimate for crate::packets::Packets {
+    fn size_and_loops(&self) -> (usize, usize) {
+        (self.packets, self.loops)
+    }
 }
 
 /// The loop cells of an emulated report's row, from each side's estimate.
 pub fn inner_loop_cells<E: InnerLoopEstimate>(ours: Option<E>, halide: Option<E>) -> misaal_reports::InnerLoopCells {
-    let size = |e: Option<E>| e.map(|e| e.size() as u64);
-    let loops = |e: Option<E>| e.map(|e| e.loops() as u64);
+    let size = |e: Option<E>| e.map(|e| e.size_and_loops().0 as u64);
+    let loops = |e: Option<E>| e.map(|e| e.size_and_loops().1 as u64);
     misaal_reports::InnerLoopCells { ours_size: size(ours), halide_size: size(halide), ours_loops: loops(ours), halide_loops: loops(halide) }
 }
 
