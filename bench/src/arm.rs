@@ -11,9 +11,9 @@
 use crate::check::{Outcome, Verdict, outcome};
 use crate::compile::{Job, compile};
 use crate::keep::{drop_later_sets, halide_files, keep_and_note, write_input_set};
-use crate::run::{KernelRow, Run, inner_loop_cells};
+use crate::run::{EstimateRow, KernelRow, Run};
 use crate::lock::WorkLock;
-use crate::mca::{Arch, Estimate, Tools, estimate, ratio};
+use crate::mca::{Arch, Estimate, Tools, estimate, per_byte_ratio, ratio};
 use crate::{Config, Kernel, Suite, geomean, halide_include, run_tool, which, write_atomic};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -37,26 +37,24 @@ pub fn march(features: &misaal_compiler::isel::features::CpuFeatures) -> String 
     m
 }
 
-/// One row of reports/bench_arm.csv: the shared columns and llvm-mca's
-/// estimates of both sides.
-#[derive(Default)]
-struct Row {
-    base: KernelRow,
-    ours: Option<Estimate>,
-    halide: Option<Estimate>,
-    march: String,
-}
+/// One row of reports/bench_arm.csv: the shared columns, llvm-mca's
+/// estimates of both sides and the `-march` both were built for (`note`).
+type Row = EstimateRow<Estimate>;
 
 /// The rows of `reports/bench_arm.csv` (schema in `misaal-reports`).
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchArmRow> {
+    let per_byte = |e: Option<Estimate>| e.map(|e| e.cycles_per_byte);
     rows.iter()
         .map(|r| misaal_reports::BenchArmRow {
             base: r.base.report_cells(),
             ours_mca_cycles: r.ours.map(|e| e.cycles),
             halide_mca_cycles: r.halide.map(|e| e.cycles),
             ratio: ratio(r.ours, r.halide),
-            loops: inner_loop_cells(r.ours, r.halide),
-            march: r.march.clone(),
+            loops: r.loop_cells(),
+            march: r.note.clone(),
+            ours_mca_cycles_per_byte: per_byte(r.ours),
+            halide_mca_cycles_per_byte: per_byte(r.halide),
+            per_byte_ratio: per_byte_ratio(r.ours, r.halide),
         })
         .collect()
 }
@@ -127,7 +125,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         drop_later_sets(&dir, cfg.inputs);
     }
     let base = KernelRow { kernel: k.name.clone(), bit_exact, compiled: Some(compiled), method: if cfg.naive { "naive" } else { "isel" }, target: module.target.clone() };
-    Ok(Row { base, ours: Some(ours), halide: Some(halide), march })
+    Ok(Row { base, ours: Some(ours), halide: Some(halide), note: march })
 }
 
 /// How to run a kept ARM program again.
@@ -148,9 +146,10 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
     let n = cx.run.counts(rows.iter().map(|r| r.base.bit_exact.as_str()));
     let (geo, geo_n) = geomean(rows.iter().filter_map(|r| ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
+    let (geo_b, geo_b_n) = geomean(rows.iter().filter_map(|r| per_byte_ratio(r.ours, r.halide))).unwrap_or((f64::NAN, 0));
     let fallbacks: u64 = rows.iter().filter_map(|r| r.base.fallback_exprs()).sum();
     println!(
-        "{} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} over {geo_n} kernels; {fallbacks} fallback expression(s)",
+        "{} of {} kernels bit-exact under qemu-aarch64; static estimate (llvm-mca -mcpu={MCA_CPU}, inner loops) Halide/ours geomean {geo:.3} per iteration over {geo_n} kernels, {geo_b:.3} per byte over {geo_b_n}; {fallbacks} fallback expression(s)",
         n.exact,
         rows.len()
     );
@@ -167,13 +166,13 @@ mod tests {
 
     #[test]
     fn report_quotes_and_formats_as_documented() {
-        let est = |cycles: f64| Some(Estimate { cycles, cycles_per_byte: f64::NAN, instrs: 12, loops: 2 });
+        let est = |cycles: f64| Some(Estimate { cycles, cycles_per_byte: cycles / 64.0, instrs: 12, loops: 2 });
         let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
         let row = |kernel: &str, ours, halide, compiled, target: &str| Row {
             base: KernelRow { kernel: kernel.into(), bit_exact: "yes".into(), compiled, method: "llvm-mca", target: target.into() },
             ours,
             halide,
-            march: "armv8-a+dotprod".into(),
+            note: "armv8-a+dotprod".into(),
         };
         let rows = vec![
             row("add", est(10.0), est(12.5), compiled, "arm-64-linux"),
@@ -187,10 +186,10 @@ mod tests {
         // What the hand-written CSV of the same rows was, byte for byte.
         assert_eq!(
             text,
-            "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb\n\
-             add,yes,10.00,12.50,1.250,12,12,2,2,3,12.3,llvm-mca,arm-64-linux,armv8-a+dotprod,5000\n\
-             \"a,b\",yes,,,,,12,,2,,NaN,llvm-mca,,armv8-a+dotprod,\n\
-             \"q\"\"x\",yes,3.00,,,12,,2,,,1.0,llvm-mca,\"t\nu\",armv8-a+dotprod,7\n"
+            "kernel,bit_exact,ours_mca_cycles,halide_mca_cycles,ratio,ours_loop_instrs,halide_loop_instrs,ours_loops,halide_loops,fallback_exprs,compile_ms,method,target,march,peak_rss_kb,ours_mca_cycles_per_byte,halide_mca_cycles_per_byte,per_byte_ratio\n\
+             add,yes,10.00,12.50,1.250,12,12,2,2,3,12.3,llvm-mca,arm-64-linux,armv8-a+dotprod,5000,0.156,0.195,1.250\n\
+             \"a,b\",yes,,,,,12,,2,,NaN,llvm-mca,,armv8-a+dotprod,,,,\n\
+             \"q\"\"x\",yes,3.00,,,12,,2,,,1.0,llvm-mca,\"t\nu\",armv8-a+dotprod,7,0.047,,\n"
         );
     }
 

@@ -10,7 +10,7 @@ use crate::check::{Outcome, Verdict, interpret_all, outcome};
 use crate::compile::{Job, compile};
 use crate::inputs::{InputSet, input_set};
 use crate::keep::{halide_files, keep_and_note};
-use crate::run::{KernelRow, Run, inner_loop_cells};
+use crate::run::{EstimateRow, KernelRow, Run};
 use crate::lock::WorkLock;
 use crate::packets::{Packets, count_packets, halide_functions};
 use crate::{Config, Kernel, Suite, bytes_of, c_type, exit_status, halide_include, halide_type_code, which, write_atomic};
@@ -164,24 +164,13 @@ fn run_qemu(qemu: &Path, exe: &Path, input: Vec<u8>) -> Result<Vec<u8>, String> 
 }
 
 /// One row of reports/bench_hvx.csv (columns in docs/reports.md): the
-/// shared columns, both sides' packet counts and what Halide's object did.
-#[derive(Default)]
-struct Row {
-    base: KernelRow,
-    ours_packets: Option<Packets>,
-    halide_packets: Option<Packets>,
-    halide: String,
-}
+/// shared columns, both sides' packet counts and what Halide's object did
+/// (`note`).
+type Row = EstimateRow<Packets>;
 
 /// The rows of `reports/bench_hvx.csv` (schema in `misaal-reports`).
 fn report_rows(rows: &[Row]) -> Vec<misaal_reports::BenchHvxRow> {
-    rows.iter()
-        .map(|r| misaal_reports::BenchHvxRow {
-            base: r.base.report_cells(),
-            loops: inner_loop_cells(r.ours_packets, r.halide_packets),
-            halide: r.halide.clone(),
-        })
-        .collect()
+    rows.iter().map(|r| misaal_reports::BenchHvxRow { base: r.base.report_cells(), loops: r.loop_cells(), halide: r.note.clone() }).collect()
 }
 
 struct Context<'a> {
@@ -342,7 +331,7 @@ fn bench_one(cx: &Context, k: &Kernel) -> Result<Row, String> {
         ev.blobs.push(("stdout.bin".into(), out.clone()));
         bit_exact = keep_and_note(cfg, &ev);
     }
-    Ok(Row { base: KernelRow { kernel: k.name.clone(), bit_exact, compiled: Some(compiled), method, target: suite.target.clone() }, ours_packets, halide_packets, halide })
+    Ok(Row { base: KernelRow { kernel: k.name.clone(), bit_exact, compiled: Some(compiled), method, target: suite.target.clone() }, ours: ours_packets, halide: halide_packets, note: halide })
 }
 
 /// How to run a kept HVX program again.
@@ -361,7 +350,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
     let cx = Context { run: Run { cfg, suite: &suite, work: &work, target: "hvx", rerun: RERUN }, tc: &tc, objdump, include: &include };
     let failed = |k: &Kernel, e: String| Row { base: cx.run.failed_row(k, &e), ..Row::default() };
     let p = |p: Option<Packets>| p.map(|p| format!("{:>4} in {:>2}", p.packets, p.loops)).unwrap_or_else(|| "       -".into());
-    let print = |row: &Row, secs| row.base.print("packets", p(row.ours_packets), p(row.halide_packets), secs);
+    let print = |row: &Row, secs| row.base.print("packets", p(row.ours), p(row.halide), secs);
     let rows = cx.run.rows(|k| bench_one(&cx, k), failed, print)?;
     let n = cx.run.counts(rows.iter().map(|r| r.base.bit_exact.as_str()));
     println!("{} of {} kernels bit-exact under qemu-hexagon", n.exact, rows.len());
@@ -384,9 +373,9 @@ mod tests {
         let compiled = Some(Compiled { ms: 12.345, peak_rss_kb: 5000, fallback_exprs: Some(3) });
         let row = |kernel: &str, ours, halide_packets, compiled, halide: &str| Row {
             base: KernelRow { kernel: kernel.into(), bit_exact: "yes".into(), compiled, method: "packets", target: "hexagon-32-noos-hvx-hvx_128".into() },
-            ours_packets: ours,
-            halide_packets,
-            halide: halide.into(),
+            ours,
+            halide: halide_packets,
+            note: halide.into(),
         };
         let p = |packets, loops| Some(Packets { packets, loops });
         let rows = vec![

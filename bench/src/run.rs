@@ -31,14 +31,26 @@ impl InnerLoopEstimate for crate::packets::Packets {
     }
 }
 
-/// The loop cells of an emulated report's row, from each side's estimate.
-pub fn inner_loop_cells<E: InnerLoopEstimate>(ours: Option<E>, halide: Option<E>) -> misaal_reports::InnerLoopCells {
-    let size = |e: Option<E>| e.map(|e| e.size_and_loops().0 as u64);
-    let loops = |e: Option<E>| e.map(|e| e.size_and_loops().1 as u64);
-    misaal_reports::InnerLoopCells { ours_size: size(ours), halide_size: size(halide), ours_loops: loops(ours), halide_loops: loops(halide) }
+/// A row of an emulated bench (ARM, HVX) before it is written: the shared
+/// cells, each side's static estimate, and the target's own cell (ARM's
+/// `-march`, the Halide release that built HVX's object).
+#[derive(Default)]
+pub struct EstimateRow<E> {
+    pub base: KernelRow,
+    pub ours: Option<E>,
+    pub halide: Option<E>,
+    pub note: String,
 }
 
-/// One backend's run over a suite.
+impl<E: InnerLoopEstimate> EstimateRow<E> {
+    /// The loop cells of the row's report, from each side's estimate.
+    pub fn loop_cells(&self) -> misaal_reports::InnerLoopCells {
+        let size = |e: Option<E>| e.map(|e| e.size_and_loops().0 as u64);
+        let loops = |e: Option<E>| e.map(|e| e.size_and_loops().1 as u64);
+        misaal_reports::InnerLoopCells { ours_size: size(self.ours), halide_size: size(self.halide), ours_loops: loops(self.ours), halide_loops: loops(self.halide) }
+    }
+}
+
 /// The columns the ARM and HVX rows share: which kernel, its verdict
 /// cell, how our side compiled, and for which target.
 #[derive(Default)]
@@ -76,6 +88,7 @@ impl KernelRow {
     }
 }
 
+/// One backend's run over a suite.
 pub struct Run<'a> {
     pub cfg: &'a Config,
     pub suite: &'a Suite,

@@ -52,10 +52,19 @@ pub struct BenchArmRow {
     /// `halide_loops`: instructions and loop counts.
     pub loops: InnerLoopCells,
     pub march: String,
+    /// Each of our innermost loops' llvm-mca cycles per iteration over the
+    /// bytes one iteration stores (a reduction: loads), summed over the
+    /// loops (three decimals; empty when not finite). Unlike the cycles,
+    /// it does not read a loop unrolled twice as twice as slow.
+    pub ours_mca_cycles_per_byte: Option<f64>,
+    pub halide_mca_cycles_per_byte: Option<f64>,
+    /// `halide_mca_cycles_per_byte / ours_mca_cycles_per_byte` (three decimals).
+    pub per_byte_ratio: Option<f64>,
 }
 
-/// `reports/bench_arm.csv`'s columns, in order; `peak_rss_kb` was added last.
-pub const BENCH_ARM_COLUMNS: [&str; 15] = [
+/// `reports/bench_arm.csv`'s columns, in order; `peak_rss_kb` and then the
+/// three per-byte columns were added last.
+pub const BENCH_ARM_COLUMNS: [&str; 18] = [
     "kernel",
     "bit_exact",
     "ours_mca_cycles",
@@ -71,6 +80,9 @@ pub const BENCH_ARM_COLUMNS: [&str; 15] = [
     "target",
     "march",
     "peak_rss_kb",
+    "ours_mca_cycles_per_byte",
+    "halide_mca_cycles_per_byte",
+    "per_byte_ratio",
 ];
 
 /// One row of `reports/bench_hvx.csv`: a kernel of the HVX suite, checked
@@ -109,6 +121,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 pub fn write_bench_arm_csv(rows: &[BenchArmRow], path: &Path) -> Result<(), ReportError> {
     let c = BENCH_ARM_COLUMNS;
     let num = |x: Option<f64>| x.filter(|v| v.is_finite()).map(|v| format!("{v:.2}")).unwrap_or_default();
+    let num3 = |x: Option<f64>| x.filter(|v| v.is_finite()).map(|v| format!("{v:.3}")).unwrap_or_default();
     let mut df = DataFrame::new(
         rows.len(),
         vec![
@@ -127,6 +140,9 @@ pub fn write_bench_arm_csv(rows: &[BenchArmRow], path: &Path) -> Result<(), Repo
             cells(c[12], rows.iter().map(|r| r.base.target.clone())),
             cells(c[13], rows.iter().map(|r| r.march.clone())),
             cells(c[14], rows.iter().map(|r| opt(r.base.peak_rss_kb))),
+            cells(c[15], rows.iter().map(|r| num3(r.ours_mca_cycles_per_byte))),
+            cells(c[16], rows.iter().map(|r| num3(r.halide_mca_cycles_per_byte))),
+            cells(c[17], rows.iter().map(|r| num3(r.per_byte_ratio))),
         ],
     )
     .map_err(ReportError::Polars)?;
