@@ -5,6 +5,7 @@
 //! Needs `cc` and HalideRuntime.h from the pip `halide` package
 //! (`python3 -m pip install halide==21.0.0`), as `misaal bench` does.
 
+use misaal_testkit::wrong_compiler::{Corruption, write_wrong_compiler};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -88,36 +89,9 @@ fn the_interpreter_alone_makes_a_row_yes() {
 #[test]
 fn a_row_that_is_not_bit_exact_keeps_its_artifacts() {
     let root = scratch("mismatch");
-    let wrapper = root.join("wrong-misaal.sh");
-    std::fs::write(
-        &wrapper,
-        format!(
-            r#"#!/bin/sh
-set -e
-'{misaal}' "$@"
-prev= out= name=
-for a in "$@"; do
-  case "$prev" in -o) out=$a ;; --name) name=$a ;; esac
-  prev=$a
-done
-if [ "$name" = misaal_{KERNEL} ]; then
-  sed -i 's/\bmisaal_{KERNEL}(/misaal_{KERNEL}_right(/' "$out"
-  cat >> "$out" <<'EOF'
-/* wrong-misaal.sh: ours made wrong on purpose */
-int misaal_{KERNEL}(struct halide_buffer_t *in, struct halide_buffer_t *out) {{
-  int r = misaal_{KERNEL}_right(in, out);
-  out->host[0] ^= 1;
-  return r;
-}}
-EOF
-fi
-"#,
-            misaal = env!("CARGO_BIN_EXE_misaal")
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let params = "struct halide_buffer_t *in, struct halide_buffer_t *out";
+    let corruption = Corruption { kernel: KERNEL, params, args: "in, out", corrupt: "out->host[0] ^= 1;" };
+    let wrapper = write_wrong_compiler(&root, env!("CARGO_BIN_EXE_misaal"), &corruption).unwrap();
     let (code, out, err, cell) = bench(&root, &["--inputs", "1", "--no-interp", "--compiler", wrapper.to_str().unwrap()]);
     if cell.starts_with("skipped") {
         // Neither this CPU nor SIMDe can run ours: nothing ran to differ.

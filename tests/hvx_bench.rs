@@ -10,6 +10,7 @@
 //! (skipped), with a message naming what is missing: never passed.
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use misaal_testkit::wrong_compiler::{Corruption, write_wrong_compiler};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -117,36 +118,10 @@ fn isel(kernel: &'static str, needs: &'static [&'static str], avoids: &'static [
 /// fed and each side's outputs, split per input set.
 fn a_mismatch_keeps_its_artifacts() -> Result<(), Failed> {
     let root = scratch("mismatch", "add");
-    let wrapper = root.join("wrong-misaal.sh");
     let misaal = env!("CARGO_BIN_EXE_misaal");
-    std::fs::write(
-        &wrapper,
-        format!(
-            r#"#!/bin/sh
-set -e
-'{misaal}' "$@"
-prev= out= name=
-for a in "$@"; do
-  case "$prev" in -o) out=$a ;; --name) name=$a ;; esac
-  prev=$a
-done
-if [ "$name" = misaal_add ]; then
-  sed -i 's/\bmisaal_add(/misaal_add_right(/' "$out"
-  cat >> "$out" <<'EOF'
-/* wrong-misaal.sh: ours made wrong on purpose */
-int misaal_add(struct halide_buffer_t *a, uint8_t b, int16_t c, struct halide_buffer_t *d, uint8_t e, int16_t f, uint8_t g, uint8_t h, uint8_t i, struct halide_buffer_t *out) {{
-  int r = misaal_add_right(a, b, c, d, e, f, g, h, i, out);
-  out->host[7] ^= 4;
-  return r;
-}}
-EOF
-fi
-"#
-        ),
-    )
-    .map_err(|e| e.to_string())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    let params = "struct halide_buffer_t *a, uint8_t b, int16_t c, struct halide_buffer_t *d, uint8_t e, int16_t f, uint8_t g, uint8_t h, uint8_t i, struct halide_buffer_t *out";
+    let corruption = Corruption { kernel: "add", params, args: "a, b, c, d, e, f, g, h, i, out", corrupt: "out->host[7] ^= 4;" };
+    let wrapper = write_wrong_compiler(&root, misaal, &corruption).map_err(|e| e.to_string())?;
     let out = Command::new(misaal)
         .current_dir(&root)
         .args(["bench", "--target", "hvx", "--suite", "suite", "--kernel", "add", "--inputs", "1", "--no-interp", "--work-dir", "work", "--report-dir", "reports", "--compiler"])

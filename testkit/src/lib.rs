@@ -17,6 +17,7 @@
 use std::io::Write;
 
 pub mod optin;
+pub mod wrong_compiler;
 pub use optin::{KERNELS_VAR, SLOW_VAR, choose_kernels, kernels, kernels_listed, kernels_or, slow, slow_tier};
 
 /// Records that the calling test skips entirely, and why (naming what is
@@ -36,6 +37,15 @@ pub fn trial_unless_missing(name: &str, missing: Option<&str>, f: impl FnOnce() 
             libtest_mimic::Trial::test(format!("{name} (skipped: {why})"), f).with_ignored_flag(true)
         }
     }
+}
+
+/// [`trial_unless_missing`] for each named check, all needing what
+/// `missing` names.
+pub fn trials_unless_missing<E: Into<libtest_mimic::Failed> + 'static>(
+    checks: impl IntoIterator<Item = (String, Box<dyn FnOnce() -> Result<(), E> + Send>)>,
+    missing: Option<&str>,
+) -> Vec<libtest_mimic::Trial> {
+    checks.into_iter().map(|(name, check)| trial_unless_missing(&name, missing, move || check().map_err(Into::into))).collect()
 }
 
 /// Records that one check of the calling test was skipped, and why; the
