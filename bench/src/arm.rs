@@ -179,10 +179,7 @@ mod tests {
             row("a,b", None, est(f64::INFINITY), None, ""),
             row("q\"x", est(3.0), None, Some(Compiled { ms: 1.0, peak_rss_kb: 7, fallback_exprs: None }), "t\nu"),
         ];
-        let path = std::env::temp_dir().join(format!("bench-arm-{}.csv", std::process::id()));
-        misaal_reports::write_bench_arm_csv(&report_rows(&rows), &path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let text = crate::run::written_text("bench-arm", |p| misaal_reports::write_bench_arm_csv(&report_rows(&rows), p));
         // What the hand-written CSV of the same rows was, byte for byte.
         assert_eq!(
             text,

@@ -383,10 +383,7 @@ mod tests {
             row("a,b", None, p(1, 1), None, ""),
             row("q\"x", p(3, 1), None, Some(Compiled { ms: 1.0, peak_rss_kb: 7, fallback_exprs: None }), "x\ny"),
         ];
-        let path = std::env::temp_dir().join(format!("bench-hvx-{}.csv", std::process::id()));
-        misaal_reports::write_bench_hvx_csv(&report_rows(&rows), &path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let text = crate::run::written_text("bench-hvx", |p| misaal_reports::write_bench_hvx_csv(&report_rows(&rows), p));
         // What the hand-written CSV of the same rows was, byte for byte.
         assert_eq!(
             text,

@@ -169,3 +169,15 @@ impl<'a> Run<'a> {
         Ok(path)
     }
 }
+
+/// The text a report writer writes, read back from a temporary file
+/// (`name`, made unique per process): the report tests compare it byte for
+/// byte.
+#[cfg(test)]
+pub fn written_text<E: std::fmt::Debug>(name: &str, write: impl FnOnce(&Path) -> Result<(), E>) -> String {
+    let path = std::env::temp_dir().join(format!("{name}-{}.csv", std::process::id()));
+    write(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    text
+}
