@@ -10,8 +10,7 @@
 //! naming what is missing: never passed.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use misaal_testkit::{slow, trial_unless_missing};
-use misaal_verifier::ArmQemu;
+use misaal_testkit::{slow, trial_unless_missing, trials_unless_missing};
 use misaal_verifier::emulated::Arm;
 use misaal_verifier::emulated_checks::{self, StandardChecks};
 
@@ -67,11 +66,9 @@ fn halide_arm_objects_match_interpreter() -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    // An empty harness: any tool the qemu trials need is missing.
-    let missing = ArmQemu::new(&[]).err();
+    let missing = emulated_checks::missing_tools::<Arm>();
     let mut trials = vec![Trial::test("arm_specs_parse_with_costs_and_features", specs_parse_with_costs_and_features)];
-    let standard = emulated_checks::standard_checks::<Arm>(CHECKS).into_iter();
-    trials.extend(standard.map(|(name, check)| trial_unless_missing(&name, missing.as_deref(), move || Ok(check()?))));
+    trials.extend(trials_unless_missing(emulated_checks::standard_checks::<Arm>(CHECKS), missing.as_deref()));
     // Halide's objects need Halide's Python bindings besides the cross tools.
     trials.push(trial_unless_missing("arm_halide_objects_match_interpreter_under_qemu", halide::missing().as_deref(), halide_arm_objects_match_interpreter));
     libtest_mimic::run(&args, trials).exit();

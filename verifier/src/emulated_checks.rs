@@ -18,6 +18,13 @@ pub fn library<T: EmulatedTarget>() -> SpecLibrary {
     SpecLibrary::load_dir(&misaal_isa::bundled_spec_dir(T::ORACLE.name)).unwrap_or_else(|d| panic!("{d}"))
 }
 
+/// What `T`'s emulated checks need and this machine lacks (the emulator,
+/// the cross compiler), as the harness's set-up reports it; None when all
+/// is there. The checks are skipped, naming it.
+pub fn missing_tools<T: EmulatedTarget>() -> Option<String> {
+    crate::emulated::Emulated::<T>::new(&[]).err()
+}
+
 /// [`library`], checked to hold at least `min` specs, every one with
 /// `T`'s target in its header; Err(the count, or the first spec with
 /// another target) otherwise. Each test goes on to its target's own checks.

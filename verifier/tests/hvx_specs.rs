@@ -12,10 +12,10 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use misaal_isa::ast::Form;
-use misaal_testkit::trial_unless_missing;
+use misaal_testkit::{trial_unless_missing, trials_unless_missing};
 use misaal_verifier::emulated::Hvx;
 use misaal_verifier::emulated_checks::{self, StandardChecks};
-use misaal_verifier::{HvxQemu, Verdict};
+use misaal_verifier::Verdict;
 
 fn specs_parse_with_costs_and_versions() -> Result<(), Failed> {
     let lib = emulated_checks::library_of_target::<Hvx>(300)?;
@@ -67,11 +67,9 @@ fn a_form_mismatch_is_refused() -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    // An empty harness: any tool the qemu trials need is missing.
-    let missing = HvxQemu::new(&[]).err();
+    let missing = emulated_checks::missing_tools::<Hvx>();
     let mut trials = vec![Trial::test("hvx_specs_parse_with_costs_and_versions", specs_parse_with_costs_and_versions)];
-    let standard = emulated_checks::standard_checks::<Hvx>(CHECKS).into_iter();
-    trials.extend(standard.map(|(name, check)| trial_unless_missing(&name, missing.as_deref(), move || Ok(check()?))));
+    trials.extend(trials_unless_missing(emulated_checks::standard_checks::<Hvx>(CHECKS), missing.as_deref()));
     trials.push(trial_unless_missing("hvx_form_mismatch_is_refused", missing.as_deref(), a_form_mismatch_is_refused));
     libtest_mimic::run(&args, trials).exit();
 }
