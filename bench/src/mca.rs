@@ -150,11 +150,11 @@ fn closes(arch: Arch, body: &[Ins]) -> bool {
             return true;
         }
         let (_, mn, ops) = &body[i];
-        let (falls_through, jumps) = match arch {
-            Arch::X86_64 => (!(mn.starts_with("jmp") || mn.starts_with("ret") || mn == "ud2"), mn.starts_with('j') || mn.starts_with("loop")),
-            Arch::Aarch64 => (!matches!(mn.as_str(), "b" | "br" | "ret"), mn == "b" || mn.starts_with("b.") || matches!(mn.as_str(), "cbz" | "cbnz" | "tbz" | "tbnz")),
+        let falls_through = match arch {
+            Arch::X86_64 => !(mn.starts_with("jmp") || mn.starts_with("ret") || mn == "ud2"),
+            Arch::Aarch64 => !matches!(mn.as_str(), "b" | "br" | "ret"),
         };
-        if jumps && let Some(j) = branch_target(arch, mn, ops).and_then(index_of) {
+        if let Some(j) = branch_target(arch, mn, ops).and_then(index_of) {
             todo.push(j);
         }
         if falls_through {
@@ -286,10 +286,11 @@ pub fn bytes_per_iteration(arch: Arch, body: &[Ins]) -> Option<usize> {
     [stored, loaded].into_iter().find(|&b| b > 0)
 }
 
-/// The bytes an AArch64 memory access moves: `str q0` 16, `stp d0, d1` 16,
-/// `st1 { v0.16b, v1.16b }` 32, a lane `st1 { v0.h }[3]` 2, `ld1r { v0.8h }`
-/// 2, `strb w0` 1. `None` when `mn` is not a load or store, and `Some((bytes,
-/// vector))` otherwise, `vector` saying whether it moves SIMD registers.
+/// The bytes an AArch64 memory access moves, and whether it stores them:
+/// `str q0` 16, `stp d0, d1` 16, `st1 { v0.16b, v1.16b }` 32, a lane
+/// `st1 { v0.h }[3]` 2, `ld1r { v0.8h }` 2, `strb w0` 1. `None` when `mn` is
+/// neither a load nor a store, or loads general registers, which
+/// [`aarch64_bytes_per_iteration`] leaves out.
 fn aarch64_access(mn: &str, ops: &str) -> Option<(usize, bool)> {
     let store = mn.starts_with("st");
     if !store && !mn.starts_with("ld") {
@@ -313,14 +314,16 @@ fn aarch64_access(mn: &str, ops: &str) -> Option<(usize, bool)> {
             (false, Ok(n)) => n * elem(arr.chars().last()?),
             _ => elem(arr.chars().last()?),
         };
-        return Some((each * regs.len(), true));
+        return Some((each * regs.len(), store));
     }
     let first = ops.split(',').next()?.trim();
-    let (kind, num) = first.split_at(1);
+    let (kind, num) = first.split_at_checked(1)?;
     if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let vector = matches!(kind, "q" | "d" | "s" | "h" | "b");
+    if !store && !matches!(kind, "q" | "d" | "s" | "h" | "b") {
+        return None;
+    }
     let size = match kind {
         "q" => 16,
         "d" | "x" => 8,
@@ -333,7 +336,7 @@ fn aarch64_access(mn: &str, ops: &str) -> Option<(usize, bool)> {
         _ => return None,
     };
     let pair = mn.starts_with("stp") || mn.starts_with("ldp") || mn.starts_with("stnp") || mn.starts_with("ldnp");
-    Some((if pair { 2 * size } else { size }, vector))
+    Some((if pair { 2 * size } else { size }, store))
 }
 
 /// [`bytes_per_iteration`] for AArch64: what the stores write, or in a
@@ -342,9 +345,9 @@ fn aarch64_bytes_per_iteration(body: &[Ins]) -> Option<usize> {
     let (mut stored, mut loaded) = (0, 0);
     for (_, mn, ops) in body {
         match aarch64_access(mn, ops) {
-            Some((b, _)) if mn.starts_with("st") => stored += b,
-            Some((b, true)) => loaded += b,
-            _ => {}
+            Some((b, true)) => stored += b,
+            Some((b, false)) => loaded += b,
+            None => {}
         }
     }
     [stored, loaded].into_iter().find(|&b| b > 0)
@@ -487,7 +490,6 @@ mod tests {
         let reduce = ins(&[(0x0, "vpmovzxbw", "(%rdi,%rax), %zmm0"), (0x6, "vpdpwssd", "%zmm0, %zmm0, %zmm1"), (0xc, "vpbroadcastd", "(%rsi), %zmm2")]);
         assert_eq!(bytes_per_iteration(Arch::X86_64, &reduce), Some(32 + 4));
         assert_eq!(bytes_per_iteration(Arch::X86_64, &ins(&[(0x0, "vpaddd", "%zmm0, %zmm1, %zmm1")])), None);
-        assert_eq!(bytes_per_iteration(Arch::X86_64, &ins(&[(0x0, "vpaddd", "%zmm0, %zmm1, %zmm1")])), None);
     }
 
     #[test]
@@ -518,5 +520,8 @@ mod tests {
             (0xc, "sdot", "v2.4s, v0.16b, v1.16b"),
         ]);
         assert_eq!(bytes_per_iteration(Arch::Aarch64, &reduce), Some(16 + 2));
+        // Operands it cannot read are no access, not a panic.
+        assert_eq!(aarch64_access("ldr", ""), None);
+        assert_eq!(aarch64_access("str", "é0, [x0]"), None);
     }
 }

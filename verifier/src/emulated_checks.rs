@@ -22,7 +22,7 @@ pub fn library<T: EmulatedTarget>() -> SpecLibrary {
 /// the cross compiler), as the harness's set-up reports it; None when all
 /// is there. The checks are skipped, naming it.
 pub fn missing_tools<T: EmulatedTarget>() -> Option<String> {
-    crate::emulated::Emulated::<T>::new(&[]).err()
+    Emulated::<T>::new(&[]).err()
 }
 
 /// [`library`], checked to hold at least `min` specs, every one with

@@ -478,6 +478,11 @@ struct Best {
     set: Rc<BTreeMap<usize, f64>>,
 }
 
+/// Whether a sub-DAG costing `total` beats a class's best so far.
+fn improves(best: &Option<Best>, total: f64) -> bool {
+    best.as_ref().is_none_or(|b| total < b.cost - 1e-9)
+}
+
 /// Greedy DAG extraction: each class takes the node whose sub-DAG (children's
 /// sub-DAGs merged, a class counted once) is cheapest; repeated to a fixpoint.
 pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
@@ -500,8 +505,7 @@ pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
             if let Some((at, total)) = seen[i]
                 && n.kids.iter().all(|&k| moved[k] <= at)
             {
-                let beats = |t: f64| best[n.class].as_ref().is_none_or(|b| t < b.cost - 1e-9);
-                if !total.is_some_and(beats) {
+                if !total.is_some_and(|t| improves(&best[n.class], t)) {
                     continue;
                 }
             }
@@ -523,11 +527,7 @@ pub fn greedy_dag(g: &Graph, cost: &dyn Fn(&GNode) -> f64) -> Extraction {
             set.insert(n.class, costs[i]);
             let total: f64 = set.values().sum();
             seen[i] = Some((tick, Some(total)));
-            let better = match &best[n.class] {
-                None => true,
-                Some(b) => total < b.cost - 1e-9,
-            };
-            if better {
+            if improves(&best[n.class], total) {
                 best[n.class] = Some(Best { node: i, cost: total, set: Rc::new(set) });
                 tick += 1;
                 moved[n.class] = tick;
