@@ -112,7 +112,9 @@ struct Parts {
     /// (`vpdpwssd`: VNNI).
     pair_acc: Option<(String, Arc<Semantics>)>,
     sub16: Option<(String, Arc<Semantics>)>,
-    widens: Vec<(String, Arc<Semantics>)>,
+    /// The one-operand instructions from 128 bits, and from half the
+    /// register, to the register: (operand bits, name, semantics).
+    widens: Vec<(u32, String, Arc<Semantics>)>,
     movqs: Vec<(String, Arc<Semantics>)>,
 }
 
@@ -198,7 +200,13 @@ fn parts(halide: &SpecLibrary, x86: &SpecLibrary, bits: u32) -> Option<Parts> {
     let pair_acc = first_equal(&verified(x86, &[bits, bits, bits], bits), &[32, 16, 16], bits, &|c| acc.eval(c), 0x6163_6332);
     let sub = h(halide, "sub", &[1, 16, l16], vec![Tm::Var(0), Tm::Var(1)])?;
     let sub16 = first_equal(&two, &[16, 16], bits, &|c| sub.eval(c), 0x7375_6231);
-    Some(Parts { bits, pair_sum, pair_acc, sub16, widens: verified(x86, &[bits / 2], bits), movqs: by_name(verified(x86, &[64], 128)) })
+    let mut widens: Vec<(u32, String, Arc<Semantics>)> = Vec::new();
+    for from in [bits / 2, 128].into_iter().filter(|&w| w >= 128) {
+        if widens.iter().all(|w| w.0 != from) {
+            widens.extend(verified(x86, &[from], bits).into_iter().map(|(n, s)| (from, n, s)));
+        }
+    }
+    Some(Parts { bits, pair_sum, pair_acc, sub16, widens, movqs: by_name(verified(x86, &[64], 128)) })
 }
 
 /// Every dword form of a factor, in generation order.
@@ -206,15 +214,17 @@ fn forms(halide: &SpecLibrary, p: &Parts, f: &Factor) -> Vec<Tm> {
     let mut out = Vec::new();
     match f {
         Factor::Vector { var, e, s, slice } => {
-            let bases: Vec<Tm> = match slice {
-                None => vec![Tm::Var(*var)],
+            // The operand: one lane per dword of the register, or the
+            // 64-bit slice moved into a 128-bit register.
+            let (bases, from): (Vec<Tm>, u32) = match slice {
+                None => (vec![Tm::Var(*var)], e * (p.bits / 32)),
                 Some(b) => {
                     let Some(sl) = h(halide, "slice", &[*s, *e as i128, 64 / *e as i128, 128 / *e as i128, *b, 1], vec![Tm::Var(*var)]) else { return out };
-                    p.movqs.iter().map(|(n, sem)| Tm::x86(n, sem, vec![sl.clone()])).collect()
+                    (p.movqs.iter().map(|(n, sem)| Tm::x86(n, sem, vec![sl.clone()])).collect(), 128)
                 }
             };
             for base in &bases {
-                out.extend(p.widens.iter().map(|(n, sem)| Tm::x86(n, sem, vec![base.clone()])));
+                out.extend(p.widens.iter().filter(|w| w.0 == from).map(|(_, n, sem)| Tm::x86(n, sem, vec![base.clone()])));
             }
         }
         Factor::Scalar { term, e, s } => {
@@ -269,7 +279,9 @@ fn search(halide: &SpecLibrary, p: &Parts, shape: &Shape, count: usize) -> Optio
 
 /// The left sides at a register of `bits`: matmul's product by a broadcast
 /// (both orders), and the same added to an accumulator (matmul's update,
-/// `acc + widening_mul(b, broadcast a)`), then, at 256 bits, per half
+/// `acc + widening_mul(b, broadcast a)`); at 512 bits, fully_connected's
+/// 16-lane i8 product by a broadcast, sign-extended to dwords, alone and
+/// added to an accumulator (both orders); then, at 256 bits, per half
 /// (lanes 0-7, 8-15) the sliced and sign-extended i8 products of
 /// fully_connected, conv_nn and depthwise_conv (rulesets/x86_hand.egg's hand
 /// rules have the same left sides).
@@ -289,6 +301,22 @@ fn shapes(halide: &SpecLibrary, bits: u32) -> Option<Vec<Shape>> {
     let vars_acc = [vars16, vec![("acc", 32, l32)]].concat();
     out.push(Shape { name: "acc-bcast".into(), vars: vars_acc.clone(), lhs: h(halide, "add", &[1, 32, n], vec![v(2), prod])?, factors: [a16.clone(), c16.clone()], acc: Some(2) });
     out.push(Shape { name: "acc-bcast-lhs".into(), vars: vars_acc, lhs: h(halide, "add", &[1, 32, n], vec![v(2), prod_lhs])?, factors: [c16, a16], acc: Some(2) });
+    if bits == 512 {
+        // fully_connected at zmm width: a 16-lane i8 product by a broadcast
+        // i8, sign-extended to dwords, alone and added to an accumulator
+        // (Halide's `widen_right_add(acc, widening_mul(f, x16(c)))`
+        // expanded), in both factor orders.
+        let vars = vec![("a", 8, 16), ("c", 8, 1)];
+        let bc8 = h(halide, "broadcast", &[1, 8, 16], vec![v(1)])?;
+        let (a8, c8) = (Factor::Vector { var: 0, e: 8, s: 1, slice: None }, Factor::Scalar { term: v(1), e: 8, s: 1 });
+        let wide = |prod: Tm| h(halide, "cast", &[1, 16, 16, 1, 32], vec![prod]);
+        for (suffix, l, r, factors) in [("", v(0), bc8.clone(), [a8.clone(), c8.clone()]), ("-lhs", bc8, v(0), [c8, a8])] {
+            let lhs = wide(h(halide, "widening_mul", &[1, 8, 16, 1], vec![l, r])?)?;
+            out.push(Shape { name: format!("i8-bcast{suffix}"), vars: vars.clone(), lhs: lhs.clone(), factors: factors.clone(), acc: None });
+            let vars_acc = [vars.clone(), vec![("acc", 32, 16)]].concat();
+            out.push(Shape { name: format!("acc-i8-bcast{suffix}"), vars: vars_acc, lhs: h(halide, "add", &[1, 32, 16], vec![v(2), lhs])?, factors, acc: Some(2) });
+        }
+    }
     if bits != 256 {
         return Some(out);
     }
@@ -464,7 +492,12 @@ mod tests {
         assert_eq!(rhs("synth.madd-acc-bcast"), "(x86 _mm256_dpwssd_epi32 ?acc (x86 _mm256_cvtepu16_epi32 ?a) (broadcast (i 16 16) ?c))");
         assert_eq!(rhs("synth.madd-bcast-512"), "(x86 _mm512_madd_epi16 (x86 _mm512_cvtepu16_epi32 ?a) (broadcast (i 16 32) ?c))");
         assert_eq!(rhs("synth.madd-acc-bcast-512"), "(x86 _mm512_dpwssd_epi32 ?acc (x86 _mm512_cvtepu16_epi32 ?a) (broadcast (i 16 32) ?c))");
-        assert_eq!(v.len(), 14);
+        // fully_connected's i8 products at zmm width, added to its accumulator.
+        assert_eq!(
+            rhs("synth.madd-acc-i8-bcast-512"),
+            "(x86 _mm512_dpwssd_epi32 ?acc (x86 _mm512_cvtepi8_epi32 ?a) (broadcast (u 32 16) (cast (u 16 1) 0 32 (cast (i 8 1) 0 16 ?c))))"
+        );
+        assert_eq!(v.len(), 18);
     }
 
     #[test]
@@ -489,10 +522,10 @@ mod tests {
         let mut p = parts(&halide, &x86, 256).expect("parts");
         let shapes = shapes(&halide, 256).expect("shapes");
         let bcast = &shapes[0];
-        p.widens.retain(|(n, _)| n == "_mm256_cvtepu16_epi32");
+        p.widens.retain(|(_, n, _)| n == "_mm256_cvtepu16_epi32");
         let found = search(&halide, &p, bcast, 64).expect("zero extension found");
         assert!(found.text(&["a", "c"]).contains("(broadcast (i 16 16) ?c)"));
-        p.widens = verified(&x86, &[128], 256).into_iter().filter(|(n, _)| n == "_mm256_cvtepi16_epi32").collect();
+        p.widens = verified(&x86, &[128], 256).into_iter().filter(|(n, _)| n == "_mm256_cvtepi16_epi32").map(|(n, s)| (128, n, s)).collect();
         // With the sign extension alone, only a dword form of c with a zero
         // high word can be right; the (c, c) broadcast is not.
         let found = search(&halide, &p, bcast, 64).map(|t| t.text(&["a", "c"]));
