@@ -21,6 +21,13 @@ static inline simde__m512i misaal_mm512_cvtepu8_epi16(simde__m256i a) {
 #define _mm512_cvtepu8_epi16(a) misaal_mm512_cvtepu8_epi16(a)
 #endif
 
+#ifndef _mm512_cvtepi8_epi32
+static inline simde__m512i misaal_mm512_cvtepi8_epi32(simde__m128i a) {
+    return misaal_join256(simde_mm256_cvtepi8_epi32(a), simde_mm256_cvtepi8_epi32(simde_mm_unpackhi_epi64(a, a)));
+}
+#define _mm512_cvtepi8_epi32(a) misaal_mm512_cvtepi8_epi32(a)
+#endif
+
 #ifndef _mm512_cvtepi16_epi32
 static inline simde__m512i misaal_mm512_cvtepi16_epi32(simde__m256i a) {
     return misaal_join256(simde_mm256_cvtepi16_epi32(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepi16_epi32(simde_mm256_extracti128_si256(a, 1)));
