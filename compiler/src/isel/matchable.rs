@@ -110,10 +110,135 @@ pub fn kernel_shapes(dag: &TermDag) -> Vec<Shape> {
     out
 }
 
+/// An [`Atom`] as one [`matchable`] call numbers it: its rank among every
+/// atom the call can meet (the kernel's and the sides'), so ids compare as
+/// their atoms do and every set of them iterates in the same order. Facts
+/// and classes then copy and compare integers, not op names.
+type Id = u32;
+
+/// A [`Kid`] of [`Id`]s.
+type IKid = Option<(Id, Vec<Option<Id>>)>;
+
+/// A [`Shape`] of [`Id`]s.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct IShape {
+    atom: Id,
+    kids: Vec<IKid>,
+}
+
+/// A rule side of [`Id`]s: a variable, or a node (an atom and its children).
+#[derive(PartialEq)]
+enum IPat<'p> {
+    Var(&'p str),
+    Node(Id, Vec<IPat<'p>>),
+}
+
+impl IPat<'_> {
+    fn atom(&self) -> Option<Id> {
+        match self {
+            IPat::Var(_) => None,
+            IPat::Node(a, _) => Some(*a),
+        }
+    }
+    fn kids(&self) -> &[Self] {
+        match self {
+            IPat::Node(_, kids) => kids,
+            IPat::Var(_) => &[],
+        }
+    }
+    /// Every node, variables included, parents first.
+    fn walk<'s>(&'s self, f: &mut dyn FnMut(&'s Self)) {
+        f(self);
+        self.kids().iter().for_each(|k| k.walk(f));
+    }
+}
+
+/// An atom borrowed from a pattern or a kernel shape, ordered as [`Atom`]
+/// is (the same variants in the same order, `&str` and `&[i64]` as `String`
+/// and `Vec<i64>`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum AtomRef<'a> {
+    Const(i64, i64),
+    Halide(&'a str, &'a [i64]),
+    Instr(&'a str),
+    Leaf,
+    Other,
+}
+
+fn atom_ref(a: &Atom) -> AtomRef<'_> {
+    match a {
+        Atom::Const(b, v) => AtomRef::Const(*b, *v),
+        Atom::Halide(n, g) => AtomRef::Halide(n, g),
+        Atom::Instr(n) => AtomRef::Instr(n),
+        Atom::Leaf => AtomRef::Leaf,
+        Atom::Other => AtomRef::Other,
+    }
+}
+
+fn pat_atom_ref(p: &Pat) -> Option<AtomRef<'_>> {
+    match p {
+        Pat::Var(_) => None,
+        Pat::Const { bits, value } => Some(AtomRef::Const(*bits, *value)),
+        Pat::Halide { name, generics, .. } => Some(AtomRef::Halide(name, generics)),
+        Pat::Instr { name, .. } => Some(AtomRef::Instr(name)),
+    }
+}
+
+/// The atoms of one call, sorted: an atom's [`Id`] is its position.
+struct Atoms<'a> {
+    sorted: Vec<AtomRef<'a>>,
+    /// `Other`'s id: what [`grand`] makes of an atom that is not a constant.
+    other: Id,
+}
+
+impl<'a> Atoms<'a> {
+    fn new(mut all: Vec<AtomRef<'a>>) -> Self {
+        all.push(AtomRef::Other);
+        all.sort_unstable();
+        all.dedup();
+        let other = all.binary_search(&AtomRef::Other).expect("pushed") as Id;
+        Atoms { sorted: all, other }
+    }
+    fn id(&self, a: AtomRef) -> Id {
+        self.sorted.binary_search(&a).expect("every atom of the call is collected") as Id
+    }
+    fn is_const(&self, a: Id) -> bool {
+        matches!(self.sorted[a as usize], AtomRef::Const(..))
+    }
+    /// [`grand`] of ids.
+    fn grand(&self, a: Option<Id>) -> Option<Id> {
+        a.map(|a| if self.is_const(a) { a } else { self.other })
+    }
+    fn pat<'p>(&self, p: &'p Pat) -> IPat<'p> {
+        match p {
+            Pat::Var(v) => IPat::Var(v),
+            _ => IPat::Node(self.id(pat_atom_ref(p).expect("a node")), kids_of(p).iter().map(|k| self.pat(k)).collect()),
+        }
+    }
+    fn shape(&self, s: &Shape) -> IShape {
+        let kids = s.kids.iter().map(|k| k.as_ref().map(|(a, g)| (self.id(atom_ref(a)), g.iter().map(|g| g.as_ref().map(|g| self.id(atom_ref(g)))).collect()))).collect();
+        IShape { atom: self.id(atom_ref(&s.atom)), kids }
+    }
+}
+
+/// The shape of the node `p` (not a variable).
+fn ishape_of(atoms: &Atoms, p: &IPat) -> Option<IShape> {
+    let atom = p.atom()?;
+    let kids = p.kids().iter().map(|k| k.atom().map(|a| (a, k.kids().iter().map(|g| atoms.grand(g.atom())).collect()))).collect();
+    Some(IShape { atom, kids })
+}
+
+/// Every node of `p` (variables aside), as shapes.
+fn ishapes(atoms: &Atoms, p: &IPat) -> Vec<IShape> {
+    let mut out = Vec::new();
+    p.walk(&mut |n| out.extend(ishape_of(atoms, n)));
+    out
+}
+
 /// Which atoms may share an e-class. Element 0 is "anything": an atom
-/// joined with it may share a class with every atom.
+/// joined with it may share a class with every atom. Atom `a` is element
+/// `a + 1`.
 struct Classes {
-    index: HashMap<Atom, usize>,
     parent: Vec<usize>,
     /// Members per root, to tell an atom that never joined another.
     size: Vec<usize>,
@@ -127,19 +252,13 @@ struct Classes {
 const ANY: usize = 0;
 
 impl Classes {
-    fn new() -> Self {
-        Classes { index: HashMap::new(), parent: vec![ANY], size: vec![1], crowded: BTreeSet::new(), nonconst: vec![true] }
+    fn new(atoms: &Atoms) -> Self {
+        let n = atoms.sorted.len() + 1;
+        let nonconst = std::iter::once(true).chain((0..atoms.sorted.len()).map(|a| !atoms.is_const(a as Id))).collect();
+        Classes { parent: (0..n).collect(), size: vec![1; n], crowded: BTreeSet::new(), nonconst }
     }
-    fn id(&mut self, a: &Atom) -> usize {
-        if let Some(&i) = self.index.get(a) {
-            return i;
-        }
-        let i = self.parent.len();
-        self.parent.push(i);
-        self.size.push(1);
-        self.nonconst.push(!matches!(a, Atom::Const(..)));
-        self.index.insert(a.clone(), i);
-        i
+    fn id(&self, a: Id) -> usize {
+        a as usize + 1
     }
     fn find(&mut self, mut i: usize) -> usize {
         while self.parent[i] != i {
@@ -165,7 +284,7 @@ impl Classes {
         true
     }
     /// Whether a class holding a node of atom `have` may hold one of `want`.
-    fn may_share(&mut self, have: &Atom, want: &Atom) -> bool {
+    fn may_share(&mut self, have: Id, want: Id) -> bool {
         if have == want {
             return true;
         }
@@ -173,21 +292,22 @@ impl Classes {
         let (h, w) = (self.find(h), self.find(w));
         h == w || h == self.find(ANY) || w == self.find(ANY)
     }
-    /// [`may_share`](Self::may_share) for grandchildren, where `Other` is
-    /// any atom but a constant.
-    fn may_share_grand(&mut self, have: &Atom, want: &Atom) -> bool {
-        match (have, want) {
-            (Atom::Other, Atom::Other) => true,
-            (Atom::Other, c) | (c, Atom::Other) => {
-                let i = self.id(c);
-                let r = self.find(i);
-                self.nonconst[r]
-            }
-            _ => self.may_share(have, want),
+    /// [`may_share`](Self::may_share) for grandchildren, where `other` (the
+    /// id of `Other`) is any atom but a constant.
+    fn may_share_grand(&mut self, have: Id, want: Id, other: Id) -> bool {
+        if have == other && want == other {
+            true
+        } else if have == other || want == other {
+            let c = if have == other { want } else { have };
+            let i = self.id(c);
+            let r = self.find(i);
+            self.nonconst[r]
+        } else {
+            self.may_share(have, want)
         }
     }
     /// Whether the class of a node of atom `a` holds that node alone.
-    fn alone(&mut self, a: &Atom) -> bool {
+    fn alone(&mut self, a: Id) -> bool {
         let i = self.id(a);
         let r = self.find(i);
         r != self.find(ANY) && self.size[r] == 1 && !self.crowded.contains(&i)
@@ -195,27 +315,29 @@ impl Classes {
 }
 
 /// The facts: shapes by atom.
-#[derive(Default)]
 struct Facts {
-    by_atom: HashMap<Atom, BTreeSet<Shape>>,
+    by_atom: Vec<BTreeSet<IShape>>,
 }
 
 impl Facts {
-    fn add(&mut self, s: Shape) -> bool {
-        self.by_atom.entry(s.atom.clone()).or_default().insert(s)
+    fn add(&mut self, s: IShape) -> bool {
+        self.by_atom[s.atom as usize].insert(s)
+    }
+    fn of(&self, a: Id) -> &BTreeSet<IShape> {
+        &self.by_atom[a as usize]
     }
 }
 
-fn kid_matches(classes: &mut Classes, have: &Kid, want: &Kid) -> bool {
+fn kid_matches(classes: &mut Classes, other: Id, have: &IKid, want: &IKid) -> bool {
     let (Some((want_atom, want_kids)), Some((have_atom, have_kids))) = (want, have) else { return true };
-    if !classes.may_share(have_atom, want_atom) {
+    if !classes.may_share(*have_atom, *want_atom) {
         return false;
     }
     // The child's class holds this node alone: its children are what the
     // fact says, up to their own classes.
-    if have_atom == want_atom && classes.alone(have_atom) {
+    if have_atom == want_atom && classes.alone(*have_atom) {
         return have_kids.iter().zip(want_kids).all(|(h, w)| match (h, w) {
-            (Some(h), Some(w)) => classes.may_share_grand(h, w),
+            (Some(h), Some(w)) => classes.may_share_grand(*h, *w, other),
             _ => true,
         });
     }
@@ -223,8 +345,8 @@ fn kid_matches(classes: &mut Classes, have: &Kid, want: &Kid) -> bool {
 }
 
 /// Whether every node of `side` has a fact to match.
-fn can_match(side: &[Shape], facts: &Facts, classes: &mut Classes) -> bool {
-    side.iter().all(|want| facts.by_atom.get(&want.atom).is_some_and(|have| have.iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, hk, wk)))))
+fn can_match(side: &[IShape], facts: &Facts, classes: &mut Classes, other: Id) -> bool {
+    side.iter().all(|want| facts.of(want.atom).iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, other, hk, wk))))
 }
 
 /// The most facts one written node expands to; past it a variable's slot
@@ -242,22 +364,22 @@ fn combinations<T: Clone>(slots: Vec<Vec<Option<T>>>) -> Vec<Vec<Option<T>>> {
 /// The shapes firing `from -> to` writes: `to`'s nodes, each variable
 /// replaced by what it can be bound to, the children found at its place
 /// in `from` among the facts (a variable at `from`'s root: anything).
-fn written(from: &Pat, to: &Pat, facts: &Facts) -> Vec<Shape> {
-    let mut bound: HashMap<&str, BTreeSet<Kid>> = HashMap::new();
-    if let Pat::Var(v) = from {
-        bound.entry(v.as_str()).or_default().insert(None);
+fn written(atoms: &Atoms, from: &IPat, to: &IPat, facts: &Facts) -> Vec<IShape> {
+    let mut bound: HashMap<&str, BTreeSet<IKid>> = HashMap::new();
+    if let IPat::Var(v) = from {
+        bound.entry(v).or_default().insert(None);
     }
     from.walk(&mut |n| {
-        let Some(atom) = atom_of(n) else { return };
-        for (j, k) in kids_of(n).iter().enumerate() {
-            if let Pat::Var(v) = k {
-                let found = facts.by_atom.get(&atom).into_iter().flatten().filter_map(|f| f.kids.get(j).cloned());
-                bound.entry(v.as_str()).or_default().extend(found);
+        let Some(atom) = n.atom() else { return };
+        for (j, k) in n.kids().iter().enumerate() {
+            if let IPat::Var(v) = k {
+                let found = facts.of(atom).iter().filter_map(|f| f.kids.get(j).cloned());
+                bound.entry(v).or_default().extend(found);
             }
         }
     });
     // A variable bound to anything at one of its places is anything.
-    let options = |v: &str| -> Vec<Kid> {
+    let options = |v: &str| -> Vec<IKid> {
         match bound.get(v) {
             Some(b) if !b.contains(&None) && !b.is_empty() && b.len() <= MAX_EXPANSION => b.iter().cloned().collect(),
             _ => vec![None],
@@ -266,55 +388,55 @@ fn written(from: &Pat, to: &Pat, facts: &Facts) -> Vec<Shape> {
     let mut out = Vec::new();
     let mut todo = Vec::new();
     to.walk(&mut |n| {
-        if atom_of(n).is_some() {
+        if n.atom().is_some() {
             todo.push(n);
         }
     });
     for q in todo {
-        let atom = atom_of(q).expect("a node");
+        let atom = q.atom().expect("a node");
         // Each slot's possible children, each with its possible children.
-        let slots: Vec<Vec<Kid>> = kids_of(q)
+        let slots: Vec<Vec<IKid>> = q
+            .kids()
             .iter()
             .map(|k| match k {
-                Pat::Var(v) => options(v),
-                _ => {
-                    let a = atom_of(k).expect("a node");
-                    let grand: Vec<Vec<Option<Atom>>> = kids_of(k)
+                IPat::Var(v) => options(v),
+                IPat::Node(a, kids) => {
+                    let grand: Vec<Vec<Option<Id>>> = kids
                         .iter()
                         .map(|g| match g {
-                            Pat::Var(w) => {
-                                let mut atoms: Vec<Option<Atom>> = options(w).into_iter().map(|o| grand(o.map(|(x, _)| x))).collect();
-                                atoms.dedup();
-                                atoms
+                            IPat::Var(w) => {
+                                let mut ids: Vec<Option<Id>> = options(w).into_iter().map(|o| atoms.grand(o.map(|(x, _)| x))).collect();
+                                ids.dedup();
+                                ids
                             }
-                            _ => vec![grand(atom_of(g))],
+                            _ => vec![atoms.grand(g.atom())],
                         })
                         .collect();
-                    combinations(grand).into_iter().map(|gs| Some((a.clone(), gs))).collect()
+                    combinations(grand).into_iter().map(|gs| Some((*a, gs))).collect()
                 }
             })
             .collect();
         let combos = combinations(slots);
-        out.extend(combos.into_iter().map(|kids| Shape { atom: atom.clone(), kids }));
+        out.extend(combos.into_iter().map(|kids| IShape { atom, kids }));
     }
     out
 }
 /// What firing a kept rewrite `from -> to` may merge.
 enum Merge {
     /// Two root atoms.
-    Atoms(Atom, Atom),
+    Atoms(Id, Id),
     /// `from`'s root with whatever is its child `kid` (a rewrite to a variable).
-    Child(Atom, usize),
+    Child(Id, usize),
     /// `to`'s root (or nothing) with anything: a left side that is a
     /// variable, or a variable deeper than a child.
-    Anything(Option<Atom>),
+    Anything(Option<Id>),
 }
 
-fn merge_of(from: &Pat, to: &Pat) -> Merge {
-    match (atom_of(from), atom_of(to)) {
+fn merge_of(from: &IPat, to: &IPat) -> Merge {
+    match (from.atom(), to.atom()) {
         (Some(a), Some(b)) => Merge::Atoms(a, b),
         (None, b) => Merge::Anything(b),
-        (Some(a), None) => match kids_of(from).iter().position(|k| k == to) {
+        (Some(a), None) => match from.kids().iter().position(|k| k == to) {
             Some(j) => Merge::Child(a, j),
             None => Merge::Anything(Some(a)),
         },
@@ -323,21 +445,19 @@ fn merge_of(from: &Pat, to: &Pat) -> Merge {
 
 /// The atoms of `p`'s nodes that have a variable child: what its
 /// variables are bound under, so what [`written`] reads.
-fn binding_atoms(p: &Pat) -> BTreeSet<Atom> {
-    let mut out = BTreeSet::new();
+fn binding_atoms(p: &IPat, out: &mut BTreeSet<Id>) {
     p.walk(&mut |n| {
-        if let Some(a) = atom_of(n)
-            && kids_of(n).iter().any(|k| matches!(k, Pat::Var(_)))
+        if let Some(a) = n.atom()
+            && n.kids().iter().any(|k| matches!(k, IPat::Var(_)))
         {
             out.insert(a);
         }
     });
-    out
 }
 
 /// The atoms of `p`'s nodes.
-fn atoms(p: &Pat) -> BTreeSet<Atom> {
-    shapes(p).into_iter().map(|s| s.atom).collect()
+fn atoms_of(p: &IPat, out: &mut BTreeSet<Id>) {
+    p.walk(&mut |n| out.extend(n.atom()));
 }
 
 /// Which of the instances `sides` (left, right, two-way) can ever match,
@@ -349,32 +469,74 @@ fn atoms(p: &Pat) -> BTreeSet<Atom> {
 /// two classes joined, and what a kept rewrite writes is worked out again
 /// when a fact about one of its binding side's atoms is new.
 pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = Shape>) -> Vec<bool> {
-    let mut facts = Facts::default();
-    let mut dirty: BTreeSet<Atom> = BTreeSet::new();
-    for s in kernel {
-        dirty.insert(s.atom.clone());
+    let kernel: Vec<Shape> = kernel.into_iter().collect();
+    // Every atom the call can meet: the kernel's, the sides' (what
+    // `written` makes facts of), and `Other`.
+    let mut all: Vec<AtomRef> = Vec::new();
+    for s in &kernel {
+        all.push(atom_ref(&s.atom));
+        for (a, g) in s.kids.iter().flatten() {
+            all.push(atom_ref(a));
+            all.extend(g.iter().flatten().map(atom_ref));
+        }
+    }
+    for (l, r, _) in sides {
+        l.walk(&mut |n| all.extend(pat_atom_ref(n)));
+        r.walk(&mut |n| all.extend(pat_atom_ref(n)));
+    }
+    let atoms = Atoms::new(all);
+    let other = atoms.other;
+    let mut facts = Facts { by_atom: vec![BTreeSet::new(); atoms.sorted.len()] };
+    let mut dirty = vec![false; atoms.sorted.len()];
+    for s in &kernel {
+        let s = atoms.shape(s);
+        dirty[s.atom as usize] = true;
         facts.add(s);
     }
-    let mut classes = Classes::new();
-    let shaped: Vec<(Vec<Shape>, Vec<Shape>)> = sides.iter().map(|(l, r, _)| (shapes(l), shapes(r))).collect();
+    let mut classes = Classes::new(&atoms);
+    let pats: Vec<(IPat, IPat)> = sides.iter().map(|(l, r, _)| (atoms.pat(l), atoms.pat(r))).collect();
+    let shaped: Vec<(Vec<IShape>, Vec<IShape>)> = pats.iter().map(|(l, r)| (ishapes(&atoms, l), ishapes(&atoms, r))).collect();
     // The atoms a side's match, and what the rewrite writes, depend on.
-    let needs: Vec<BTreeSet<Atom>> = sides.iter().map(|(l, r, two_way)| if *two_way { atoms(l).into_iter().chain(atoms(r)).collect() } else { atoms(l) }).collect();
-    let binds: Vec<BTreeSet<Atom>> = sides.iter().map(|(l, r, two_way)| if *two_way { binding_atoms(l).into_iter().chain(binding_atoms(r)).collect() } else { binding_atoms(l) }).collect();
+    let needs: Vec<Vec<Id>> = pats
+        .iter()
+        .zip(sides)
+        .map(|((l, r), &(_, _, two_way))| {
+            let mut s = BTreeSet::new();
+            atoms_of(l, &mut s);
+            if two_way {
+                atoms_of(r, &mut s);
+            }
+            s.into_iter().collect()
+        })
+        .collect();
+    let binds: Vec<Vec<Id>> = pats
+        .iter()
+        .zip(sides)
+        .map(|((l, r), &(_, _, two_way))| {
+            let mut s = BTreeSet::new();
+            binding_atoms(l, &mut s);
+            if two_way {
+                binding_atoms(r, &mut s);
+            }
+            s.into_iter().collect()
+        })
+        .collect();
     let mut keep = vec![false; sides.len()];
     let mut merges: Vec<Merge> = Vec::new();
     let mut joined = true;
     loop {
         let mut kept_now = vec![false; sides.len()];
         for (k, (l, r)) in shaped.iter().enumerate() {
-            let (lhs, rhs, two_way) = sides[k];
-            if keep[k] || !(joined || needs[k].iter().any(|a| dirty.contains(a))) {
+            let two_way = sides[k].2;
+            if keep[k] || !(joined || needs[k].iter().any(|&a| dirty[a as usize])) {
                 continue;
             }
-            if !(can_match(l, &facts, &mut classes) || (two_way && can_match(r, &facts, &mut classes))) {
+            if !(can_match(l, &facts, &mut classes, other) || (two_way && can_match(r, &facts, &mut classes, other))) {
                 continue;
             }
             keep[k] = true;
             kept_now[k] = true;
+            let (lhs, rhs) = &pats[k];
             merges.push(merge_of(lhs, rhs));
             if two_way {
                 merges.push(merge_of(rhs, lhs));
@@ -383,19 +545,21 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
         // What kept rewrites write, and what they merge: a variable binds
         // to, and a rewrite to a child joins its root with, what new facts
         // bring.
-        let mut next: BTreeSet<Atom> = BTreeSet::new();
-        for (k, &(lhs, rhs, two_way)) in sides.iter().enumerate() {
-            if !keep[k] || !(kept_now[k] || binds[k].iter().any(|a| dirty.contains(a))) {
+        let mut next = vec![false; atoms.sorted.len()];
+        let mut any_next = false;
+        for (k, (lhs, rhs)) in pats.iter().enumerate() {
+            if !keep[k] || !(kept_now[k] || binds[k].iter().any(|&a| dirty[a as usize])) {
                 continue;
             }
-            let mut new = written(lhs, rhs, &facts);
-            if two_way {
-                new.extend(written(rhs, lhs, &facts));
+            let mut new = written(&atoms, lhs, rhs, &facts);
+            if sides[k].2 {
+                new.extend(written(&atoms, rhs, lhs, &facts));
             }
             for s in new {
-                let atom = s.atom.clone();
+                let atom = s.atom as usize;
                 if facts.add(s) {
-                    next.insert(atom);
+                    next[atom] = true;
+                    any_next = true;
                 }
             }
         }
@@ -403,26 +567,26 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
         for m in &merges {
             joined |= match m {
                 Merge::Atoms(a, b) => {
-                    let (a, b) = (classes.id(a), classes.id(b));
+                    let (a, b) = (classes.id(*a), classes.id(*b));
                     classes.union(a, b)
                 }
                 Merge::Anything(b) => {
-                    let b = b.as_ref().map(|b| classes.id(b));
+                    let b = b.map(|b| classes.id(b));
                     b.is_some_and(|b| classes.union(b, ANY))
                 }
                 Merge::Child(a, j) => {
-                    let under: Vec<Option<Atom>> = facts.by_atom.get(a).into_iter().flatten().filter_map(|s| s.kids.get(*j).map(|k| k.as_ref().map(|(x, _)| x.clone()))).collect();
-                    let ai = classes.id(a);
+                    let under: Vec<Option<Id>> = facts.of(*a).iter().filter_map(|s| s.kids.get(*j).map(|k| k.as_ref().map(|(x, _)| *x))).collect();
+                    let ai = classes.id(*a);
                     let mut any = false;
                     for x in under {
-                        let xi = x.map_or(ANY, |x| classes.id(&x));
+                        let xi = x.map_or(ANY, |x| classes.id(x));
                         any |= classes.union(ai, xi);
                     }
                     any
                 }
             };
         }
-        if next.is_empty() && !joined && !kept_now.iter().any(|&k| k) {
+        if !any_next && !joined && !kept_now.iter().any(|&k| k) {
             return keep;
         }
         dirty = next;
