@@ -6,7 +6,10 @@
 //! - a scalar load from a buffer a loop never writes is read once before it;
 //! - with instruction selection, a dense load wider than a register is
 //!   loaded as registers (no lane loop), and GCC's predictive commoning is
-//!   turned off.
+//!   turned off;
+//! - with instruction selection, a small accumulator read and written only
+//!   in whole registers at constant offsets is held in register locals;
+//!   one with any other access stays an array.
 //!
 //! Needs `cc` and HalideRuntime.h, as `c_backend.rs` does.
 
@@ -175,4 +178,69 @@ for (o.s0.x, 0, 8) {
     assert!(!b.contains("inv_"), "{b}");
     let at = b.find("((int32_t *)v_w_").expect("the load");
     assert!(at > b.find("for (").expect("the loop"), "{b}");
+}
+
+/// `acc` (int32 * 16: two ymm registers) set from `a`, updated in a loop
+/// at constant offsets (plus `extra`), then read whole: scaled into `o` by
+/// selected code, divided into `f` by the naive lowering (no rule divides).
+fn acc_stmt(extra: &str) -> Module {
+    parse(&format!(
+        "module name=acc, target=x86-64-linux-avx2-no_runtime\n\
+         external func acc (a, o, f) {{\n\
+         let a = (void *)_halide_buffer_get_host((struct halide_buffer_t *)a.buffer)\n\
+         let o = (void *)_halide_buffer_get_host((struct halide_buffer_t *)o.buffer)\n\
+         let f = (void *)_halide_buffer_get_host((struct halide_buffer_t *)f.buffer)\n\
+         for (o.s0.y, 0, 4) {{\n\
+         allocate acc[int32 * 16]\n\
+         produce acc {{\n\
+          acc[ramp(0, 1, 8)] = (int32x8)a[ramp(o.s0.y*64, 1, 8)]\n\
+          acc[ramp(8, 1, 8)] = (int32x8)a[ramp((o.s0.y*64) + 8, 1, 8)]\n\
+          for (acc.s1.k, 0, 6) {{\n\
+           acc[ramp(0, 1, 8)] = (int32x8)acc[ramp(0, 1, 8)] + (int32x8)a[ramp(((o.s0.y*64) + (acc.s1.k*8)) + 16, 1, 8)]\n\
+           acc[ramp(8, 1, 8)] = max((int32x8)acc[ramp(8, 1, 8)], (int32x8)a[ramp(((o.s0.y*64) + (acc.s1.k*8)) + 16, 1, 8)])\n\
+           {extra}\n\
+          }}\n\
+         }}\n\
+         consume acc {{\n\
+          o[ramp(o.s0.y*16, 1, 16)] = (int32x16)acc[ramp(0, 1, 16)] * x16(3)\n\
+          f[ramp(o.s0.y*16, 1, 16)] = (int32x16)acc[ramp(0, 1, 16)] / x16(7)\n\
+         }}\n\
+         free acc\n\
+         }}\n}}\n"
+    ))
+}
+
+const ACC_SHAPES: [(Type, i64); 3] = [(Type::int(32), 256), (Type::int(32), 64), (Type::int(32), 64)];
+
+#[test]
+fn a_small_accumulator_is_held_in_registers() {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        misaal_testkit::skip("this CPU lacks AVX2");
+        return;
+    }
+    check_cc();
+    let c = check("emit_acc", &acc_stmt(""), true, &ACC_SHAPES);
+    let b = body(&c);
+    assert!(b.contains("__m256i v_acc_") && !b.contains("stack_"), "{b}");
+    // The division has no selection: its lane loop reads a spilled copy.
+    assert!(b.contains("spill_"), "{b}");
+}
+
+#[test]
+fn an_accumulator_with_another_access_stays_an_array() {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        misaal_testkit::skip("this CPU lacks AVX2");
+        return;
+    }
+    check_cc();
+    for (what, extra) in [
+        ("variable", "acc[ramp((acc.s1.k % 2)*8, 1, 8)] = (int32x8)acc[ramp((acc.s1.k % 2)*8, 1, 8)] + x8(1)"),
+        ("scalar", "acc[3] = (int32)acc[3] + acc.s1.k"),
+        // 128 bits where the others are 256: another partition.
+        ("narrow", "acc[ramp(4, 1, 4)] = (int32x4)acc[ramp(4, 1, 4)] + x4(1)"),
+    ] {
+        let c = check(&format!("emit_acc_{what}"), &acc_stmt(extra), true, &ACC_SHAPES);
+        let b = body(&c);
+        assert!(b.contains("stack_") && !b.contains("__m256i v_acc_"), "{what}:\n{b}");
+    }
 }

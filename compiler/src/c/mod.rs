@@ -335,6 +335,8 @@ pub struct Emitter<'g> {
     /// Loads read before an enclosing loop: (key, C variable), innermost
     /// last ([`emit_licm`]).
     invariant: Vec<(String, String)>,
+    /// Allocations held in vector locals, by C name ([`isel_emit::Promoted`]).
+    promoted: HashMap<String, isel_emit::Promoted>,
 }
 
 fn sanitize(name: &str) -> String {
@@ -454,7 +456,7 @@ fn peel_lets(e: &Expr) -> &Expr {
 
 impl<'g> Emitter<'g> {
     fn new(g: &'g mut Globals) -> Self {
-        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0, addr: false, addr_lets: HashSet::new(), invariant: Vec::new() }
+        Emitter { g, out: String::new(), indent: 1, scope: Vec::new(), counter: 0, addr: false, addr_lets: HashSet::new(), invariant: Vec::new(), promoted: HashMap::new() }
     }
 
     // ---- functions ----
@@ -561,6 +563,10 @@ impl<'g> Emitter<'g> {
         let b = self.lookup(name)?;
         if !b.ty.is_handle() {
             return Err(CompileError::new(format!("`{name}` is not a buffer")));
+        }
+        // No pointer: reads go through `read_host`, stores through `store`.
+        if self.promoted.contains_key(&b.cname) {
+            return Err(CompileError::unsupported(format!("`{name}` is held in registers")));
         }
         Ok(b.cname.clone())
     }

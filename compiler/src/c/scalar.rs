@@ -49,7 +49,7 @@ impl<'g> Emitter<'g> {
                 r?
             }
             ExprKind::Load { name, index, predicate, .. } => {
-                let p = self.host(name)?;
+                let p = self.read_host(name)?;
                 let i = self.addr_scalar(index)?;
                 let v = match self.invariant_load(&p, &ctype(t)?, &format!("(int64_t)({i})")) {
                     Some(v) if predicate.is_none() => v,

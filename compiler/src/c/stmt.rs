@@ -138,6 +138,14 @@ impl<'g> Emitter<'g> {
     }
 
     pub(super) fn allocate(&mut self, name: &str, ty: Type, extents: &[Expr], condition: Option<&Expr>, body: &Stmt) -> R<()> {
+        if let Some(cname) = self.promote(name, ty, extents, condition, body)? {
+            let n = self.scope.len();
+            self.scope.push(Binding { name: name.to_string(), cname: cname.clone(), ty: Type::handle("void *"), fields: None, heap: false });
+            self.stmt(body)?;
+            self.scope.truncate(n);
+            self.promoted.remove(&cname);
+            return Ok(());
+        }
         let et = ctype(ty.element())?;
         let cname = self.fresh_var(name);
         let consts: Option<Vec<i128>> = extents.iter().map(const_int).collect();
@@ -195,7 +203,33 @@ impl<'g> Emitter<'g> {
             isel_emit::StoreHook::Scalar(v) => (None, Some(v)),
             isel_emit::StoreHook::Naive => (None, None),
         };
-        let p = self.host(name)?;
+        let Some(pr) = self.promoted(name) else {
+            let p = self.host(name)?;
+            return self.store_at(&p, index, value, predicate, hooked, scalar);
+        };
+        // Held in registers: whole locals are assigned; anything else goes
+        // to a spilled copy that is reloaded.
+        if value.ty.lanes > 1 && predicate.is_none() {
+            let v = match hooked {
+                Some(a) => a,
+                None => self.lower_vector_expr(value)?,
+            };
+            if self.store_promoted_array(&pr, index, value.ty, &v)? {
+                return Ok(());
+            }
+            let tmp = self.spill_promoted(&pr)?;
+            self.store_at(&tmp, index, value, None, Some(v), None)?;
+            return self.reload_promoted(&pr, &tmp);
+        }
+        let tmp = self.spill_promoted(&pr)?;
+        self.store_at(&tmp, index, value, predicate, hooked, scalar)?;
+        self.reload_promoted(&pr, &tmp)
+    }
+
+    /// A store to the elements at `p` (a buffer's pointer, or a promoted
+    /// buffer's spilled copy), its value lowered already if `hooked` or
+    /// `scalar`.
+    fn store_at(&mut self, p: &str, index: &Expr, value: &Expr, predicate: Option<&Expr>, hooked: Option<String>, scalar: Option<String>) -> R<()> {
         let ty = value.ty;
         if ty.lanes == 1 {
             let v = match scalar {
@@ -203,7 +237,7 @@ impl<'g> Emitter<'g> {
                 None => self.scalar(value)?,
             };
             let i = self.addr_scalar(index)?;
-            let dst = Self::elem(&p, ty, &format!("(int64_t)({i})"))?;
+            let dst = Self::elem(p, ty, &format!("(int64_t)({i})"))?;
             match predicate {
                 Some(pr) => {
                     let c = self.scalar(pr)?;
@@ -225,7 +259,7 @@ impl<'g> Emitter<'g> {
             None => None,
         };
         let idx = self.index_lanes(index, true)?;
-        let dst = Self::elem(&p, ty, &idx)?;
+        let dst = Self::elem(p, ty, &idx)?;
         let n = ty.lanes;
         match pr {
             Some(c) => self.line(&format!("for (int l = 0; l < {n}; l++) {{ if ({c}) {dst} = {v}[l]; }}")),

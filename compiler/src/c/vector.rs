@@ -99,7 +99,13 @@ impl<'g> Emitter<'g> {
                 }
             }
             ExprKind::Load { name, index, predicate, .. } => {
-                let p = self.host(name)?;
+                // A promoted buffer's whole locals, as their own lane array.
+                if let Some(pr) = self.promoted(name)
+                    && let Some(tmp) = self.spill_load(&pr, index, e.ty, predicate.is_some())?
+                {
+                    return Ok(format!("{tmp}[{idx}]"));
+                }
+                let p = self.read_host(name)?;
                 let i = if idx == "l" {
                     self.index_lanes(index, false)?
                 } else {

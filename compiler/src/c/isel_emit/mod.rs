@@ -46,6 +46,9 @@ use misaal_isa::ast::Ty;
 use std::collections::{BTreeMap, HashMap};
 
 mod mask;
+mod promote;
+
+pub(in crate::c) use promote::Promoted;
 
 /// What emission with instruction selection did, summed over a module.
 #[derive(Clone, Debug, Default)]
@@ -544,7 +547,7 @@ impl Emitter<'_> {
             });
             return Ok(r.map_or(StoreHook::Naive, StoreHook::Scalar));
         }
-        let p = self.host(name)?;
+        let promoted = self.promoted(name);
         self.bind_scalar_lets(value)?;
         let r = self.try_root(&label, |s| {
             let mut memo = HashMap::new();
@@ -562,6 +565,13 @@ impl Emitter<'_> {
                 && ty.is_int_or_uint()
                 && ty.total_bits() == bits as u64 * regs.len() as u64
             {
+                if let Some(pr) = &promoted {
+                    if s.store_promoted_regs(pr, index, ty, &regs, bits) {
+                        return Ok(StoreHook::Done);
+                    }
+                    return Ok(StoreHook::Array(s.as_lane_array(v, ty)?));
+                }
+                let p = s.host(name)?;
                 let b = s.hoist_addr(base)?;
                 let lanes_per = bits as u64 / ty.bits as u64;
                 for (k, r) in regs.iter().enumerate() {
@@ -664,6 +674,12 @@ impl Emitter<'_> {
         if let Some((buf, base)) = dense_load(e)
             && (self.reg_type(bits).is_ok() || bits % reg == 0)
         {
+            if let Some(pr) = self.promoted(buf) {
+                if let Some(v) = self.load_promoted(&pr, e)? {
+                    return Ok(v);
+                }
+                return Ok(Val::Arr(self.lower_vector_expr(e)?, e.ty));
+            }
             let p = self.host(buf)?;
             let b = self.hoist_addr(base)?;
             let ct = ctype(e.ty.element())?;
@@ -819,6 +835,9 @@ impl Emitter<'_> {
         let Op::Leaf { text, .. } = self.dag_node(k)?.op else { return Ok(None) };
         let le = self.leaf_expr(&text)?;
         let Some((buf, base)) = dense_load(&le) else { return Ok(None) };
+        if self.promoted(buf).is_some() {
+            return Ok(None);
+        }
         let (p, base) = (self.host(buf)?, self.hoist_addr(base)?);
         let ct = ctype(le.ty.element())?;
         Ok(Some(format!("(const char *)((const {ct} *){p} + (int64_t)({base}))")))

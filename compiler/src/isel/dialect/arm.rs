@@ -87,6 +87,18 @@ impl Dialect for Arm {
         let e = if elem == 8 { format!("{f}({arg})") } else { format!("vreinterpret{}_u8_u{elem}({f}({arg}))", q(bits)) };
         Ok((e, f))
     }
+    fn typed_reg(&self, bits: u32, signed: bool, elem: u32) -> Option<(String, String, String)> {
+        // GCC gives `uint8x16_t` and `int32x4_t` different modes and does
+        // not coalesce a loop-carried `uint8x16_t` with the `int32x4_t` adds
+        // that update it: one `mov` per accumulator per iteration.
+        self.reg_type(bits).ok()?;
+        if !matches!(elem, 8 | 16 | 32 | 64) || (elem == 8 && !signed) {
+            return None;
+        }
+        let (s, q) = (format!("{}{elem}", if signed { "s" } else { "u" }), q(bits));
+        let ty = format!("{}int{elem}x{}_t", if signed { "" } else { "u" }, bits / elem);
+        Some((ty, format!("vreinterpret{q}_u8_{s}"), format!("vreinterpret{q}_{s}_u8")))
+    }
     fn register_pair(&self) -> Option<RegisterPair> {
         // A Q register is two D registers: its low half is the D register
         // itself, its high half one DUP.
@@ -168,5 +180,16 @@ mod tests {
         assert_eq!(arm.reg_type(64).unwrap(), "uint8x8_t");
         assert_eq!(arm.reg_type(128).unwrap(), "uint8x16_t");
         assert_eq!(arm.reg_type(256).unwrap_err(), "a 256-bit register (NEON has 64 and 128)");
+    }
+
+    #[test]
+    fn typed_registers_take_the_lane_type() {
+        let arm = Arm { protos: Box::leak(Box::default()) };
+        let t = |bits, signed, elem| arm.typed_reg(bits, signed, elem);
+        assert_eq!(t(128, true, 32), Some(("int32x4_t".into(), "vreinterpretq_u8_s32".into(), "vreinterpretq_s32_u8".into())));
+        assert_eq!(t(64, false, 16), Some(("uint16x4_t".into(), "vreinterpret_u8_u16".into(), "vreinterpret_u16_u8".into())));
+        // uint8 lanes are the canonical type itself; no 256-bit register.
+        assert_eq!(t(128, false, 8), None);
+        assert_eq!(t(256, true, 32), None);
     }
 }

@@ -90,6 +90,13 @@ pub trait Dialect: Send + Sync {
     /// A register of `bits` whose `elem`-bit lanes all hold `arg` (a C
     /// expression already cast by [`Self::scalar_type`]): (expression, name).
     fn splat(&self, bits: u32, elem: u32, arg: &str) -> Result<(String, String), String>;
+    /// The C type a register of `bits` whose lanes are `elem`-bit integers
+    /// is best kept in across statements, and the functions converting it
+    /// to and from the canonical type: (type, to canonical, from
+    /// canonical); `None` where the canonical type is the one (x86, HVX).
+    fn typed_reg(&self, _bits: u32, _signed: bool, _elem: u32) -> Option<(String, String, String)> {
+        None
+    }
     /// The register that splits into two halves and is joined from them,
     /// one intrinsic each, from which [`Self::half`] and [`Self::join`]
     /// follow; `None` where there is none (x86 writes its own `half`).
