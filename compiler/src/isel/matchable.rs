@@ -497,30 +497,23 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
     let pats: Vec<(IPat, IPat)> = sides.iter().map(|(l, r, _)| (atoms.pat(l), atoms.pat(r))).collect();
     let shaped: Vec<(Vec<IShape>, Vec<IShape>)> = pats.iter().map(|(l, r)| (ishapes(&atoms, l), ishapes(&atoms, r))).collect();
     // The atoms a side's match, and what the rewrite writes, depend on.
-    let needs: Vec<Vec<Id>> = pats
-        .iter()
-        .zip(sides)
-        .map(|((l, r), &(_, _, two_way))| {
-            let mut s = BTreeSet::new();
-            atoms_of(l, &mut s);
-            if two_way {
-                atoms_of(r, &mut s);
-            }
-            s.into_iter().collect()
-        })
-        .collect();
-    let binds: Vec<Vec<Id>> = pats
-        .iter()
-        .zip(sides)
-        .map(|((l, r), &(_, _, two_way))| {
-            let mut s = BTreeSet::new();
-            binding_atoms(l, &mut s);
-            if two_way {
-                binding_atoms(r, &mut s);
-            }
-            s.into_iter().collect()
-        })
-        .collect();
+    // Per instance, `collect` over its left side (and its right side too
+    // where the rule runs both ways), sorted.
+    let per_side = |collect: fn(&IPat, &mut BTreeSet<Id>)| -> Vec<Vec<Id>> {
+        pats.iter()
+            .zip(sides)
+            .map(|((l, r), &(_, _, two_way))| {
+                let mut s = BTreeSet::new();
+                collect(l, &mut s);
+                if two_way {
+                    collect(r, &mut s);
+                }
+                s.into_iter().collect()
+            })
+            .collect()
+    };
+    let needs = per_side(atoms_of);
+    let binds = per_side(binding_atoms);
     let mut keep = vec![false; sides.len()];
     let mut merges: Vec<Merge> = Vec::new();
     let mut joined = true;
