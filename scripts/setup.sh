@@ -18,6 +18,8 @@ need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v cc >/dev/null || need_apt+=(gcc)
+# jemalloc (the misaal binary's allocator) builds from source with make.
+command -v make >/dev/null || need_apt+=(make)
 # Clang compiles the scalar C baselines (benchmarks/scalar, clang -O3 -march=native).
 command -v clang >/dev/null || need_apt+=(clang)
 # The bench charts (reports/bench_x86.png) are drawn in DejaVu Sans.

@@ -1,5 +1,20 @@
 //! The misaal command line.
 
+// A compile is a few hundred milliseconds of small allocations (spec and
+// rule parsing, instantiation, egglog's program), and glibc's malloc and
+// free were ~40% of its samples. jemalloc with one arena and dirty pages
+// purged after 20 ms: the 33 kernels' compile geomean 0.62x glibc's at the
+// same peak RSS (57.6 MB max; benchmarks/RESULTS.md, 2026-11-30).
+// mimalloc was 0.5x but 69-146 MB. One arena keeps threads' garbage
+// reusable by the others; decay 0 costs 20% more time for 1.5 MB.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the
+/// environment still overrides them).
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static MALLOC_CONF: &[u8; 45] = b"narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0\0";
+
 use bench::BenchArgs;
 use clap::{Args, Parser, Subcommand};
 use classes::ClassesArgs;

@@ -339,3 +339,21 @@ fn machine_file(dir: &std::path::Path) -> String {
     assert_eq!(files.len(), 1, "{files:?}");
     std::fs::read_to_string(&files[0]).unwrap()
 }
+
+/// The binary's allocator starts with the options `src/main.rs` gives it
+/// (one arena, dirty pages purged after 20 ms: the compile's speed at
+/// glibc's peak RSS). A misspelled option, or the options' symbol under
+/// a name jemalloc does not read, would leave its defaults: 64 MB and more.
+#[test]
+fn the_allocator_starts_with_its_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_misaal"))
+        .arg("--help")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .expect("misaal runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Invalid conf"), "{stderr}");
+    for opt in ["opt.narenas: 1\n", "opt.dirty_decay_ms: 20 ", "opt.muzzy_decay_ms: 0 "] {
+        assert!(stderr.contains(opt), "jemalloc's statistics lack `{}`:\n{}", opt.trim(), stderr.lines().filter(|l| l.contains("opt.")).collect::<Vec<_>>().join("\n"));
+    }
+}
