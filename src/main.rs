@@ -6,7 +6,8 @@
 // purged after 20 ms: the 33 kernels' compile geomean 0.62x glibc's at the
 // same peak RSS (57.6 MB max; benchmarks/RESULTS.md, 2026-11-30).
 // mimalloc was 0.5x but 69-146 MB. One arena keeps threads' garbage
-// reusable by the others; decay 0 costs 20% more time for 1.5 MB.
+// reusable by the others (glibc needed `M_ARENA_MAX` 1 for that: ~10 MB
+// of a compile's peak); decay 0 costs 20% more time for 1.5 MB.
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -114,19 +115,11 @@ fn load_verified(spec: &SpecArgs, include_unverified: bool) -> Result<SpecLibrar
     Ok(lib)
 }
 
-/// One malloc arena for the whole process. A compile is mostly one thread,
-/// with short parallel parts (spec parsing, instance building) whose worker
-/// threads each got an arena of their own in glibc; what they freed stayed
-/// there, about 10 MB of a compile's peak RSS. Synthesis and verification
-/// keep the default: their threads allocate all the time.
-fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; M_ARENA_MAX takes
-    // effect for arenas created from now on, and any value is valid.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
+/// A compile's worker threads: its parallel parts (spec parsing, instance
+/// building) are short, and each thread keeps an allocator cache of its
+/// own, so on a many-core machine more threads only add peak memory
+/// (`RAYON_NUM_THREADS=32` here: 57 -> 70 MB for the largest kernel).
+const COMPILE_THREADS: usize = 4;
 
 fn main() -> ExitCode {
     // Exit quietly when the reader goes away (`misaal ... | head`), as Unix
@@ -142,7 +135,13 @@ fn main() -> ExitCode {
         Cmd::Classes(args) => classes::run(args),
         Cmd::Verify(args) => verify::run(args),
         Cmd::Compile(args) => {
-            one_malloc_arena();
+            // An explicit RAYON_NUM_THREADS wins (rayon reads it only when
+            // the builder leaves the count unset).
+            if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+                let n = std::thread::available_parallelism().map_or(1, |n| n.get()).min(COMPILE_THREADS);
+                // Fails only if the pool already exists: then it is used as is.
+                let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+            }
             compile::compile(args)
         }
         Cmd::Bench(args) => bench::bench(args),
