@@ -21,6 +21,7 @@ pub mod mutation;
 pub mod oracle;
 pub mod prekey;
 mod products;
+mod digits;
 pub mod silicon;
 pub mod smt;
 pub mod twin;

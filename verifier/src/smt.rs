@@ -538,6 +538,27 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
             return Equivalence::Proved;
         }
     }
+    // A wide product one side does in pieces: both sides as sums of digit
+    // products, those cut (see `digits`); what that does not prove goes on
+    // as it was.
+    if crate::digits::has_wide_product(&a.dag) || crate::digits::has_wide_product(&b.dag) {
+        // Exact digits first (a quick counterexample when the low digits
+        // are read with different signs), then modular ones.
+        for exact in [true, false] {
+            let mut prods = Vec::new();
+            let da = crate::digits::encode(&a.dag, &ops, exact, &mut prods);
+            let db = crate::digits::encode(&b.dag, &ops, exact, &mut prods);
+            let expanded = whole(a, &da).eq(whole(b, &db));
+            if let Some((cut, facts)) = crate::digits::cut(&expanded, &prods) {
+                let solver = budget.half().solver();
+                facts.iter().for_each(|f| solver.assert(f));
+                solver.assert(cut.not());
+                if solver.check() == z3::SatResult::Unsat {
+                    return Equivalence::Proved;
+                }
+            }
+        }
+    }
     let solver = budget.solver();
     solver.assert(claim.not());
     let started = std::time::Instant::now();
