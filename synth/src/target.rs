@@ -67,6 +67,10 @@ pub struct SynthTarget {
     /// Comparisons are enumerated, and matched with instructions whose
     /// result is a mask register (AVX-512's k registers).
     pub mask_results: bool,
+    /// Where the pool stops at depth 1: the one-op Halide heads a unit
+    /// leaves without a rule get a directed second level
+    /// ([`crate::enumerate::deepen`]).
+    pub deepen: bool,
 }
 
 pub const X86: SynthTarget = SynthTarget {
@@ -82,6 +86,7 @@ pub const X86: SynthTarget = SynthTarget {
     accumulator_units: true,
     narrowing_units: true,
     mask_results: true,
+    deepen: false,
 };
 
 pub const ARM: SynthTarget = SynthTarget {
@@ -98,6 +103,7 @@ pub const ARM: SynthTarget = SynthTarget {
     accumulator_units: false,
     narrowing_units: false,
     mask_results: false,
+    deepen: false,
 };
 
 pub const HVX: SynthTarget = SynthTarget {
@@ -115,6 +121,8 @@ pub const HVX: SynthTarget = SynthTarget {
     accumulator_units: false,
     narrowing_units: false,
     mask_results: false,
+    // A 32-bit multiply or rounding high half is two instructions.
+    deepen: true,
 };
 
 pub const TARGETS: [&SynthTarget; 3] = [&X86, &ARM, &HVX];

@@ -15,6 +15,7 @@
 //! checkpointed (whole file, temp + rename) as soon as it is done.
 
 pub mod checkpoint;
+pub mod deepen;
 pub mod driver;
 pub mod fixup;
 pub mod halide;
@@ -104,6 +105,9 @@ impl Config {
         // x86's digest is what it was before there were other targets.
         if self.target.names() != NameStyle::X86 {
             text.push_str(&format!(" target {}", self.target.name()));
+        }
+        if self.target.deepen && self.x86_depth < 2 {
+            text.push_str(" deepen");
         }
         let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
         format!("{h:016x}")
@@ -330,6 +334,38 @@ pub fn run_unit(inp: &Inputs, cfg: &Config, pools: &mut TargetPools, index: usiz
         }
         let pack = fixup::Pack { op, from: (generics[0] == 1, generics[1] as u32), to: (generics[3] == 1, generics[4] as u32), rhs128: rhs };
         o.extra = fixup::widen(inp, &libs, &pack, &sig_text(&sig));
+    }
+    // Iterative deepening: the one-op heads no proved rule covers get a
+    // directed second level of target terms.
+    if target.deepen && cfg.x86_depth < 2 && arity < 3 {
+        let proved: BTreeSet<String> = candidates.iter().zip(&outcomes).filter(|(_, o)| o.rule.is_some()).map(|((h, _), _)| lhs_text(&hp, *h)).collect();
+        let mut heads_seen = BTreeSet::new();
+        let heads: Vec<u32> = (0..hp.entries.len() as u32)
+            .filter(|&i| {
+                let e = &hp.entries[i as usize];
+                e.depth >= 1
+                    && e.size == 1
+                    && e.vars == all_vars
+                    && target.operand_widths.contains(&(e.ty.width() * scale))
+                    && matches!(&e.node, halide::HNode::Op { op, generics, .. } if halide::weight(op, generics) == 1)
+                    && !halide::casts_a_variable(&hp, i)
+            })
+            .filter(|&h| {
+                let t = lhs_text(&hp, h);
+                !proved.contains(&t) && heads_seen.insert(t)
+            })
+            .collect();
+        let rel = |a: &str, b: &str| inp.relevant.contains(&(a.to_string(), b.to_string()));
+        let xlimits = terms::XLimits { depth: 2, max_apps: cfg.x86_max_apps, var_bits: unit_bits * scale, lane_scale: scale, immediates: target.immediates, pair_shuffle: None };
+        let d = deepen::search(&hp, &heads, xp, full_inputs, arity, &rel, &xlimits, cfg.max_tries);
+        res.matched += d.candidates.len();
+        let more: Vec<Outcome> = d.candidates.par_iter().with_max_len(1).map(|(h, xs)| prove_candidate(inp, cfg, &libs, hfull, &d.pool, full_inputs, &sig, *h, xs)).collect();
+        for mut o in more {
+            if let Some(r) = &mut o.rule {
+                r.provenance = format!("{} (iterative deepening: no depth-1 term proved for this head)", r.provenance);
+            }
+            outcomes.push(o);
+        }
     }
     let mut names: HashMap<String, usize> = HashMap::new();
     for o in outcomes {

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::target::SynthTarget;
 
 /// One usable instruction.
+#[derive(Clone)]
 pub struct XInstr {
     pub name: String,
     pub class: String,
