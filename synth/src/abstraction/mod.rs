@@ -359,11 +359,14 @@ fn lifted(lhs: &Term, rhs: &Term, halide: &SpecLibrary, bw: i128) -> Vec<i128> {
 
 /// The left side with every shift's amount signedness (its S2 generic
 /// and the type of the broadcast it shifts by) as `?sign2`, if it has a
-/// shift whose S2 was fitted to `?sign`.
+/// shift whose S2 was fitted to `?sign`; likewise the broadcast `q` of a
+/// multiply-shift (no S2 generic: Halide types it `u32` where the
+/// enumeration typed it like the operands, and only its bits count).
 fn amount_sign_variant(lhs: &str) -> Option<String> {
     const SHIFTS: [&str; 6] = ["shl", "shr", "rounding_shift_right", "rounding_shift_left", "widening_shift_left", "widening_shift_right"];
+    const MUL_SHIFTS: [&str; 2] = ["mul_shift_right", "rounding_mul_shift_right"];
     let mut out = lhs.to_string();
-    let mut any = false;
+    let mut any = MUL_SHIFTS.iter().any(|op| out.contains(&format!("({op} (t ?sign ?bw ?n) ")) && out.contains("(broadcast (t ?sign ?bw ?n) "));
     for op in SHIFTS {
         let from = format!("({op} (t ?sign ?bw ?n) ?sign ");
         if out.contains(&from) {
