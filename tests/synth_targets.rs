@@ -24,11 +24,11 @@ fn run_ok(c: &mut Command) -> String {
 }
 
 /// Runs the whole pipeline for `target` on `units` and proves its output.
-fn synth_and_verify(target: &str, units: &str, want: &[&str]) {
-    let d = scratch(target);
+fn synth_and_verify(target: &str, units: &str, extra: &[&str], want: &[&str]) {
+    let d = scratch(&format!("{target}-{}", units.replace([',', ';'], "-")));
     let out_file = d.join(format!("{target}.egg"));
     let mut c = Command::new(env!("CARGO_BIN_EXE_misaal"));
-    c.args(["synth", "--target", target, "--units", units, "--depth", "2", "--jobs", "2", "--out-dir"]).arg(&d).arg("--rules-out").arg(&out_file);
+    c.args(["synth", "--target", target, "--units", units, "--depth", "2", "--jobs", "2"]).args(extra).arg("--out-dir").arg(&d).arg("--rules-out").arg(&out_file);
     let out = run_ok(&mut c);
     assert!(out.contains("synth done in"), "{out}");
     let csv = std::fs::read_to_string(d.join(format!("synth_{target}.csv"))).expect("phase csv");
@@ -62,13 +62,24 @@ fn synth_and_verify(target: &str, units: &str, want: &[&str]) {
 #[test]
 fn arm_synthesis_writes_proved_arm_rules() {
     // A Q-register unit and a D-register unit, whose long forms widen.
-    synth_and_verify("arm", "u8x16,u8x16;u16x4", &["vhadd{q}_{su}{bw}", "vmovl"]);
+    synth_and_verify("arm", "u8x16,u8x16;u16x4", &[], &["vhadd{q}_{su}{bw}", "vmovl"]);
 }
 
 #[test]
 fn hvx_synthesis_writes_proved_hvx_rules_with_pair_shuffles() {
     // Widening adds put even lanes in the lo register: the rule shuffles them back.
-    synth_and_verify("hvx", "u8x16,u8x16", &["Q6_V{ty}_vavg_V{ty}V{ty}", "Q6_W_vshuff_VVR"]);
+    synth_and_verify("hvx", "u8x16,u8x16", &[], &["Q6_V{ty}_vavg_V{ty}V{ty}", "Q6_W_vshuff_VVR"]);
+}
+
+#[test]
+fn hvx_deepening_finds_the_two_instruction_i32_multiply() {
+    // HVX has no one-instruction 32-bit multiply; the heads depth 1 leaves
+    // without a rule get a directed second level, which finds Halide's
+    // sequence (even x odd halves shifted, then the 32x16 product added),
+    // and the verifier proves it through the digit products. The other
+    // instructions are there to be passed over.
+    let only = "Q6_Vw_vmpyieo_VhVh,Q6_Vw_vmpyieacc_VwVwVuh,Q6_Vw_vmpyie_VwVuh,Q6_Vw_vadd_VwVw,Q6_Vw_vsub_VwVw,Q6_Vw_vasr_VwR";
+    synth_and_verify("hvx", "i32x4,i32x4", &["--instructions", only], &["(mul (t ?sign ?bw ?n) ?a ?b) (hvx \"Q6_V{", "vmpyieacc_V", "vmpyieo_VhVh\" ?a ?b) ?a ?b)"]);
 }
 
 #[test]
