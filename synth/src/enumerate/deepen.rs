@@ -152,12 +152,8 @@ pub fn search(hp: &HPool, heads: &[u32], xp: &XPool, full: &[Vec<BitVec>], arity
                     if vars == all_vars {
                         apps.push((k as u32, args, n));
                     }
-                    for q in (0..idx.len()).rev() {
-                        idx[q] += 1;
-                        if idx[q] < choices[q].len() {
-                            continue 'combos;
-                        }
-                        idx[q] = 0;
+                    if super::terms::next_combination(&mut idx, &choices) {
+                        continue 'combos;
                     }
                     break;
                 }

@@ -201,13 +201,8 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
                         apps.push((k, args));
                     }
                 }
-                // Next combination (odometer).
-                for p in (0..idx.len()).rev() {
-                    idx[p] += 1;
-                    if idx[p] < choices[p].len() {
-                        continue 'combos;
-                    }
-                    idx[p] = 0;
+                if next_combination(&mut idx, &choices) {
+                    continue 'combos;
                 }
                 break;
             }
@@ -361,6 +356,19 @@ pub fn values(pool: &XPool, i: u32, inputs: &[Vec<BitVec>]) -> Option<Vec<BitVec
 /// instruction (cvt(a) + cvt(b)), or all reading the same inputs
 /// (max(a, b) - min(a, b)). Pairs of unrelated inner terms are what makes
 /// depth 2 quadratic; these two shapes are the ones lowerings use.
+/// Steps `idx` to the next choice of one item per list of `choices`, the
+/// last fastest (an odometer); false once every combination was visited.
+pub(super) fn next_combination<T>(idx: &mut [usize], choices: &[Vec<T>]) -> bool {
+    for p in (0..idx.len()).rev() {
+        idx[p] += 1;
+        if idx[p] < choices[p].len() {
+            return true;
+        }
+        idx[p] = 0;
+    }
+    false
+}
+
 fn siblings(pool: &XPool, terms: &[u32]) -> bool {
     let inner: Vec<&XEntry> = terms.iter().map(|&t| &pool.entries[t as usize]).filter(|e| matches!(e.node, XNode::Instr { .. })).collect();
     let instr = |e: &XEntry| if let XNode::Instr { instr, .. } = e.node { instr } else { u32::MAX };
