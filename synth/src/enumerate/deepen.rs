@@ -130,12 +130,7 @@ pub fn search(hp: &HPool, heads: &[u32], xp: &XPool, full: &[Vec<BitVec>], arity
                     .map(|(q, (&(vec, w), range))| match vec {
                         _ if q == p => vec![XArg::Term(t)],
                         Some(vw) => (0..arity as u32).filter(|_| vw == limits.var_bits).map(XArg::Term).collect(),
-                        None => limits
-                            .immediates
-                            .iter()
-                            .filter(|&&v| (w >= 127 || v < (1i128 << w)) && range.is_none_or(|(lo, hi)| v >= lo as i128 && v <= hi as i128))
-                            .map(|&v| XArg::Imm(v))
-                            .collect(),
+                        None => super::terms::immediate_choices(limits, w, *range),
                     })
                     .collect();
                 if choices.iter().any(|c| c.is_empty()) {

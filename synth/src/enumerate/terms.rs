@@ -176,12 +176,7 @@ pub fn enumerate(instrs: Vec<XInstr>, inputs: &[Vec<BitVec>], arity: usize, rele
                         })
                         .map(XArg::Term)
                         .collect(),
-                    None => limits
-                        .immediates
-                        .iter()
-                        .filter(|&&v| (w >= 127 || v < (1i128 << w)) && range.is_none_or(|(lo, hi)| v >= lo as i128 && v <= hi as i128))
-                        .map(|&v| XArg::Imm(v))
-                        .collect(),
+                    None => immediate_choices(limits, w, *range),
                 })
                 .collect();
             if choices.iter().any(|c| c.is_empty()) {
@@ -356,6 +351,12 @@ pub fn values(pool: &XPool, i: u32, inputs: &[Vec<BitVec>]) -> Option<Vec<BitVec
 /// instruction (cvt(a) + cvt(b)), or all reading the same inputs
 /// (max(a, b) - min(a, b)). Pairs of unrelated inner terms are what makes
 /// depth 2 quadratic; these two shapes are the ones lowerings use.
+/// The immediates of `limits` a `w`-bit immediate operand allowed `range`
+/// can take.
+pub(super) fn immediate_choices(limits: &XLimits, w: u32, range: Option<(u64, u64)>) -> Vec<XArg> {
+    limits.immediates.iter().filter(|&&v| (w >= 127 || v < (1i128 << w)) && range.is_none_or(|(lo, hi)| v >= lo as i128 && v <= hi as i128)).map(|&v| XArg::Imm(v)).collect()
+}
+
 /// Steps `idx` to the next choice of one item per list of `choices`, the
 /// last fastest (an odometer); false once every combination was visited.
 pub(super) fn next_combination<T>(idx: &mut [usize], choices: &[Vec<T>]) -> bool {
