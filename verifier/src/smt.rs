@@ -526,17 +526,19 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
     let tb = sweep(a, b, &ops, &ta, budget);
     let whole = |s: &Semantics, t: &[BV]| s.lanes.iter().map(|l| t[l.root as usize].clone()).reduce(|low, high| high.concat(&low)).expect("lanes");
     let claim = whole(a, &ta).eq(whole(b, &tb));
-    // Half the budget for the claim with its products cut (see
-    // `products`); what that does not prove goes on as it was.
-    let mut products = crate::products::products(&a.dag, &ta);
-    products.extend(crate::products::products(&b.dag, &tb));
-    if let Some((abstracted, facts)) = crate::products::abstract_products(&claim, &products) {
+    // A claim with products cut, proved under its facts in half the budget.
+    let proved_cut = |(cut, facts): (Bool, Vec<Bool>)| {
         let solver = budget.half().solver();
         facts.iter().for_each(|f| solver.assert(f));
-        solver.assert(abstracted.not());
-        if solver.check() == z3::SatResult::Unsat {
-            return Equivalence::Proved;
-        }
+        solver.assert(cut.not());
+        solver.check() == z3::SatResult::Unsat
+    };
+    // The claim with its products cut (see `products`); what that does
+    // not prove goes on as it was.
+    let mut products = crate::products::products(&a.dag, &ta);
+    products.extend(crate::products::products(&b.dag, &tb));
+    if crate::products::abstract_products(&claim, &products).is_some_and(proved_cut) {
+        return Equivalence::Proved;
     }
     // A wide product one side does in pieces: both sides as sums of digit
     // products, those cut (see `digits`); what that does not prove goes on
@@ -549,13 +551,8 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
             let da = crate::digits::encode(&a.dag, &ops, exact, &mut prods);
             let db = crate::digits::encode(&b.dag, &ops, exact, &mut prods);
             let expanded = whole(a, &da).eq(whole(b, &db));
-            if let Some((cut, facts)) = crate::digits::cut(&expanded, &prods) {
-                let solver = budget.half().solver();
-                facts.iter().for_each(|f| solver.assert(f));
-                solver.assert(cut.not());
-                if solver.check() == z3::SatResult::Unsat {
-                    return Equivalence::Proved;
-                }
+            if crate::digits::cut(&expanded, &prods).is_some_and(proved_cut) {
+                return Equivalence::Proved;
             }
         }
     }
