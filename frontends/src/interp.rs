@@ -128,6 +128,15 @@ impl<'a> Interp<'a> {
         Ok(external.into_iter().map(|i| self.buffers[i].clone()).collect())
     }
 
+    /// Evaluates a closed expression (no variable bound, no buffer: an
+    /// expression of constants, which a compiler computes at compile time):
+    /// its lanes, packed as every value here is (lane i at bits
+    /// [i*E, i*E+E), bools one bit each). A variable, load or runtime call
+    /// in `e` is an error.
+    pub fn eval_closed(mut self, e: &Expr) -> R<BitVec> {
+        self.bits(e).map(|(_, b)| b)
+    }
+
     fn lookup(&self, name: &str) -> R<&Value> {
         self.env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v).ok_or_else(|| InterpError(format!("unknown variable `{name}`")))
     }

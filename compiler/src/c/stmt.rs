@@ -197,6 +197,11 @@ impl<'g> Emitter<'g> {
     }
 
     pub(super) fn store(&mut self, name: &str, index: &Expr, value: &Expr, predicate: Option<&Expr>) -> R<()> {
+        // A predicate known at compile time to be all on is none.
+        let predicate = match predicate {
+            Some(pr) if self.const_mask(pr)? == Some(isel_emit::ConstMask::All) => None,
+            p => p,
+        };
         let (hooked, scalar) = match self.isel_store(name, index, value, predicate)? {
             isel_emit::StoreHook::Done => return Ok(()),
             isel_emit::StoreHook::Array(a) => (Some(a), None),
@@ -253,6 +258,15 @@ impl<'g> Emitter<'g> {
             Some(a) => a,
             None => self.lower_vector_expr(value)?,
         };
+        // A constant predicate: only the active lanes are written, no branch.
+        if let Some(pr) = predicate
+            && let Some(m) = self.const_mask(pr)?
+        {
+            let idx = self.index_lanes(index, true)?;
+            let dst = Self::elem(p, ty, &idx)?;
+            self.active_lanes_loop(&m, ty.lanes, &format!("{dst} = {v}[l];"));
+            return Ok(());
+        }
         let pr = match predicate {
             Some(pr) if pr.ty.lanes > 1 => Some(format!("{}[l]", self.lower_vector_expr(pr)?)),
             Some(pr) => Some(self.hoist(pr)?),

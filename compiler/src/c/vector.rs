@@ -99,6 +99,16 @@ impl<'g> Emitter<'g> {
                 }
             }
             ExprKind::Load { name, index, predicate, .. } => {
+                // A predicate known at compile time: all on is no predicate;
+                // otherwise only the active lanes are read, into an array.
+                let predicate = match predicate.as_deref() {
+                    Some(pr) => match self.const_mask(pr)? {
+                        Some(isel_emit::ConstMask::All) => None,
+                        Some(m) if self.promoted(name).is_none() => return Ok(format!("{}[{idx}]", self.masked_load(e, name, index, &m)?)),
+                        _ => Some(pr),
+                    },
+                    None => None,
+                };
                 // A promoted buffer's whole locals, as their own lane array.
                 if let Some(pr) = self.promoted(name)
                     && let Some(tmp) = self.spill_load(&pr, index, e.ty, predicate.is_some())?

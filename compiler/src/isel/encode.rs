@@ -22,7 +22,10 @@
 //! - **Leaves**: `(Leaf "text" bits)` for a value the selector does not look
 //!   into (a load, a scalar, a float expression), and `(Const bits value)`
 //!   for an integer constant, the value taken modulo 2^bits, so `-32768` in
-//!   a rule and `(uint16)32768` in a Stmt are one term.
+//!   a rule and `(uint16)32768` in a Stmt are one term. A vector
+//!   expression of constants with a `ramp` or a comparison in it (see
+//!   [`is_constant_vector`]) is one leaf too: a constant, computed when the
+//!   C is emitted, never a per-lane loop.
 //!
 //! Terms are first built in a hash-consed [`TermDag`] (a Stmt `let` is one
 //! node, however often it is used), then inserted through egglog's Rust API
@@ -162,6 +165,57 @@ pub fn has_vector(e: &Expr) -> bool {
     }
 }
 
+/// Whether `e` is a closed integer expression: its leaves are integer
+/// literals and each op is one the reference interpreter evaluates
+/// ([`misaal_frontends::interp::Interp::eval_closed`]); no variable, load
+/// or runtime call.
+pub fn is_closed(e: &Expr) -> bool {
+    use Intrinsic::*;
+    if !is_integer(e.ty) {
+        return false;
+    }
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::UInt(_) => true,
+        ExprKind::Cast(a) | ExprKind::Reinterpret(a) | ExprKind::Not(a) => is_closed(a),
+        ExprKind::Binary(_, a, b) => is_closed(a) && is_closed(b),
+        ExprKind::Select(c, a, b) => is_closed(c) && is_closed(a) && is_closed(b),
+        ExprKind::Ramp { base, stride, .. } => base.ty.lanes == 1 && is_closed(base) && is_closed(stride),
+        ExprKind::Broadcast { value, .. } => is_closed(value),
+        ExprKind::Shuffle { vectors, .. } => !vectors.is_empty() && vectors.iter().all(is_closed),
+        ExprKind::VectorReduce { value, .. } => is_closed(value),
+        ExprKind::Call { callee: Callee::Intrinsic(i), args } => {
+            let pure = matches!(
+                i,
+                Likely | LikelyIfInnermost | PromiseClamped | UnsafePromiseClamped | WideningMul | SaturatingCast | CountLeadingZeros | ShiftLeft | ShiftRight | WideningShiftLeft | WideningShiftRight
+                    | RoundingShiftLeft | RoundingShiftRight | BitwiseAnd | BitwiseOr | BitwiseXor | BitwiseNot | WideningAdd | WideningSub | WidenRightAdd | WidenRightSub | WidenRightMul
+                    | SaturatingAdd | SaturatingSub | HalvingAdd | HalvingSub | RoundingHalvingAdd | MulShiftRight | RoundingMulShiftRight | Absd | Abs
+            );
+            pure && !args.is_empty() && args.iter().all(is_closed)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the encoder takes vector `e` as one constant: a closed
+/// expression (see [`is_closed`]) with a `ramp` or a comparison in it, as
+/// Halide's GuardWithIf tail predicate `ramp(0, 1, 24) <= x24(7)`. No rule
+/// reads a `ramp` (nor a comparison of constants, which is data), so as
+/// Halide ops it could only be lowered naively, lane by lane at run time;
+/// as a leaf it is computed once, at compile time, by the reference
+/// interpreter, and emitted as a constant array
+/// (`c::isel_emit::constant`). A broadcast of a constant is not one: rules
+/// read it (as a splat, an immediate), and it stays Halide ops.
+pub fn is_constant_vector(e: &Expr) -> bool {
+    fn has_ramp_or_compare(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Ramp { .. } => true,
+            ExprKind::Binary(op, ..) if op.is_comparison() && e.ty.lanes > 1 => true,
+            _ => e.children().into_iter().any(has_ramp_or_compare),
+        }
+    }
+    e.ty.lanes > 1 && is_closed(e) && has_ramp_or_compare(e)
+}
+
 /// Encodes Stmt expressions into a [`TermDag`].
 #[derive(Default)]
 pub struct Encoder {
@@ -208,7 +262,7 @@ impl Encoder {
     /// (floats, pointers, loads, runtime calls) is a leaf.
     pub fn expr(&mut self, e: &Expr) -> usize {
         let t = e.ty;
-        if !is_integer(t) {
+        if !is_integer(t) || is_constant_vector(e) {
             return self.leaf(e);
         }
         match &e.kind {

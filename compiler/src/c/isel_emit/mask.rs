@@ -26,6 +26,13 @@ impl Emitter<'_> {
         match v {
             Val::Mask(m, l) if l == lanes => Ok(m),
             Val::Mask(_, l) => Err(CompileError::new(format!("a mask of {l} lanes where {lanes} are expected"))),
+            Val::Arr(a, t) if t.is_bool() && t.lanes == lanes && self.const_mask_literal(&a, lanes).is_some() => {
+                // A constant (isel_emit/constant.rs): the mask is a literal.
+                let m = self.const_mask_literal(&a, lanes).expect("checked");
+                let k = self.fresh("k");
+                self.line(&format!("{mt} {k} = ({mt})({m});"));
+                Ok(k)
+            }
             Val::Arr(a, t) if t.is_bool() && t.lanes == lanes => {
                 let k = self.fresh("k");
                 self.line(&format!("{mt} {k} = 0; for (int {k}_i = 0; {k}_i < {lanes}; {k}_i++) {k} |= ({mt})({a}[{k}_i] != 0) << {k}_i;"));

@@ -45,9 +45,11 @@ use misaal_frontends::stmt::types::{Type, TypeCode};
 use misaal_isa::ast::Ty;
 use std::collections::{BTreeMap, HashMap};
 
+mod constant;
 mod mask;
 mod promote;
 
+pub(in crate::c) use constant::ConstMask;
 pub(in crate::c) use promote::Promoted;
 
 /// What emission with instruction selection did, summed over a module.
@@ -167,6 +169,9 @@ pub(super) struct State {
     lets: HashMap<String, (usize, Option<Val>)>,
     /// Node -> names of the `let`s bound to it.
     let_names: HashMap<usize, Vec<String>>,
+    /// Constant vectors emitted as `static const` arrays: name -> lanes
+    /// (see `isel_emit/constant.rs`).
+    consts: HashMap<String, constant::Lanes>,
     pub report: IselReport,
 }
 
@@ -198,7 +203,7 @@ impl State {
         }
         let rule_book_secs = t.elapsed().as_secs_f64();
         let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), cost_table: target.costs.choice.to_string(), target_secs, rule_book_secs, ..IselReport::default() };
-        Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), report })
+        Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), consts: HashMap::new(), report })
     }
 
     /// Selects instructions for one function, before it is emitted.
@@ -214,6 +219,7 @@ impl State {
         self.cursor = 0;
         self.lets.clear();
         self.let_names.clear();
+        self.consts.clear();
         Ok(())
     }
 }
@@ -665,6 +671,19 @@ impl Emitter<'_> {
         if e.ty.lanes == 1 {
             return Ok(Val::Scalar(self.hoist(e)?));
         }
+        if let Some(v) = self.constant_leaf(e)? {
+            return Ok(v);
+        }
+        // A load under a constant all-on predicate is a plain load.
+        if let ExprKind::Load { predicate: Some(pr), .. } = &e.kind
+            && self.const_mask(pr)? == Some(ConstMask::All)
+        {
+            let mut plain = e.clone();
+            if let ExprKind::Load { predicate, .. } = &mut plain.kind {
+                *predicate = None;
+            }
+            return self.leaf_val(&plain);
+        }
         let bits = e.ty.total_bits() as u32;
         let reg = self.isel().target.register_bits as u32;
         // A dense load wider than a register (a 64-lane u8 `let`) is loaded
@@ -1103,7 +1122,7 @@ impl Emitter<'_> {
             let node = self.dag_node(k)?;
             let arg = match &node.op {
                 Op::Const { bits, value } if kt.lanes == 1 => literal(kt, *bits, *value),
-                Op::Leaf { text, .. } if self.let_val(k).is_none() => {
+                Op::Leaf { text, .. } if self.let_val(k).is_none() && !self.leaf_expr(text).is_ok_and(|e| crate::isel::encode::is_constant_vector(&e)) => {
                     let le = self.leaf_expr(text)?;
                     fit(le, kt, name)?
                 }
