@@ -18,6 +18,13 @@ impl<'g> Emitter<'g> {
     /// operations (reductions, general shuffles) into arrays first.
     pub fn lower_vector_expr(&mut self, e: &Expr) -> Result<String, CompileError> {
         let n = e.ty.lanes;
+        // A load under a constant predicate: its active lanes, read into an array.
+        if let ExprKind::Load { name, index, predicate: Some(pr), .. } = &e.kind
+            && self.promoted(name).is_none()
+            && let Some(m) = self.const_mask(pr)?.filter(|m| *m != isel_emit::ConstMask::All)
+        {
+            return self.masked_load(e, name, index, &m);
+        }
         match &e.kind {
             ExprKind::Var(name) => {
                 let b = self.lookup(name)?;
