@@ -13,6 +13,7 @@ mod avx512_emit;
 mod bench_kernels;
 mod c_backend;
 mod c_ops;
+mod const_vectors;
 mod emit_codegen;
 mod halide19_kernels;
 mod isel;

@@ -15,7 +15,9 @@
 //!   is a splat (`_mm{,256}_set1_epi*`, `vdupq_n_*`);
 //! - leaves are the Stmt expressions they name: a dense load (a ramp of
 //!   stride 1, no predicate, 128 or 256 bits) is one unaligned vector load,
-//!   anything else is lowered naively into its lane array and loaded;
+//!   anything else is lowered naively into its lane array and loaded; a
+//!   constant vector leaf (`ramp(0, 1, 24) <= x24(7)`) is computed here, at
+//!   compile time, into a `static const` array (`isel_emit/constant.rs`);
 //! - Halide nodes (naive fallbacks) are rebuilt as Stmt expressions over
 //!   placeholder variables bound to their operands' lane arrays, lowered by
 //!   the naive lowering, and counted;
