@@ -143,7 +143,9 @@ impl Graph {
     /// leaf (a load or a lane array, read at an offset); out of a register
     /// it takes an instruction, which a proved rule must supply. With
     /// `sub_register` (HVX), slices and concats of values narrower than a
-    /// register are glue through memory too ([`sub_register_glue`]).
+    /// register are glue through memory too ([`sub_register_glue`]); on
+    /// every target, so are the pads of lane counts that are not powers of
+    /// two ([`odd_lanes_glue`]).
     pub fn mark_glue(&mut self, register_bits: i64, sub_register: bool) {
         // A class is leafy if it holds a leaf, or a slice of a leafy class
         // (a half of a half of a load is still read straight from memory).
@@ -169,7 +171,7 @@ impl Graph {
                 Some(Glue::FromLeaf) => leafy[n.kids[0]],
                 Some(Glue::Mem) | None => false,
             };
-            if !n.glue && sub_register && sub_register_glue(&n.op, register_bits) == Some(Glue::Mem) {
+            if !n.glue && ((sub_register && sub_register_glue(&n.op, register_bits) == Some(Glue::Mem)) || odd_lanes_glue(&n.op).is_some()) {
                 (n.glue, n.mem) = (true, true);
             }
         }
@@ -225,6 +227,22 @@ pub fn sub_register_glue(op: &Op, register_bits: i64) -> Option<Glue> {
     match (name.as_str(), &g[..]) {
         ("slice", &[_, e, n, m, b, 1]) if e >= 8 && e % 8 == 0 && b >= 0 && b + n <= m && n * e < register_bits && m * e <= 2 * register_bits => Some(Glue::Mem),
         ("concat", &[_, e, n, m]) if e >= 8 && e % 8 == 0 && n == m && n * e < register_bits => Some(Glue::Mem),
+        _ => None,
+    }
+}
+
+/// Every target: whether `op` is a slice or concat that pads a vector of a
+/// lane count other than a power of two to one (24 lanes to 32), or takes
+/// such a vector back out: the glue that pad rules (`synth.pad-*`) leave.
+/// No register holds such a value, so it is a lane array and the glue
+/// copies bytes. Power-of-two shapes are never this kind, so kernels whose
+/// lane counts are powers of two select exactly as before.
+pub fn odd_lanes_glue(op: &Op) -> Option<Glue> {
+    let Op::Halide { name, generics: g } = op else { return None };
+    let odd = |x: i64| x > 0 && x & (x - 1) != 0;
+    match (name.as_str(), &g[..]) {
+        ("slice", &[_, e, n, m, b, 1]) if e >= 8 && e % 8 == 0 && b >= 0 && b + n <= m && (odd(n) || odd(m)) => Some(Glue::Mem),
+        ("concat", &[_, e, n, m]) if e >= 8 && e % 8 == 0 && (odd(n) || odd(m)) => Some(Glue::Mem),
         _ => None,
     }
 }
@@ -986,6 +1004,34 @@ mod tests {
         let better = extract_dag(&g, &roots, &cost);
         assert_eq!(better.dag_cost(&g, &roots, &cost), Ok(14.0));
         assert!(better.reachable(&g, &roots).unwrap().iter().all(|&n| !matches!(&g.nodes[n].op, Op::Instr { name } if name.contains("narrow"))));
+    }
+
+    #[test]
+    fn odd_lane_pads_are_glue_through_memory_on_every_target() {
+        // A 24-lane u16 vector padded to 32 with its own first 8 lanes, and
+        // the 24 lanes taken back: no register holds 24 or 8 of them alone.
+        let pad = halide("concat", &[0, 16, 24, 8]);
+        let first = halide("slice", &[0, 16, 8, 24, 0, 1]);
+        let back = halide("slice", &[0, 16, 24, 32, 0, 1]);
+        for op in [&pad, &first, &back] {
+            assert_eq!(odd_lanes_glue(op), Some(Glue::Mem), "{op:?}");
+        }
+        // Powers of two are the other kinds' business; bools and strided slices are no glue.
+        assert_eq!(odd_lanes_glue(&halide("concat", &[0, 8, 16, 16])), None);
+        assert_eq!(odd_lanes_glue(&halide("slice", &[0, 8, 16, 32, 16, 1])), None);
+        assert_eq!(odd_lanes_glue(&halide("concat", &[0, 1, 24, 8])), None);
+        assert_eq!(odd_lanes_glue(&halide("slice", &[0, 8, 8, 24, 0, 3])), None);
+        let mut g = Graph::new();
+        let (c0, c1, c2, c3) = (g.add_class(), g.add_class(), g.add_class(), g.add_class());
+        g.add_node(Op::Leaf { text: "a[ramp(0, 1, 24)]".into(), bits: 384 }, c0, vec![]);
+        g.add_node(first, c1, vec![c0]);
+        g.add_node(pad, c2, vec![c0, c1]);
+        g.add_node(back, c3, vec![c2]);
+        g.mark_glue(256, false);
+        // The pad and the slice back copy bytes; the 128-bit first lanes of
+        // a load are read from it, as any half of a load is.
+        assert!(g.nodes[2..].iter().all(|n| n.glue && n.mem));
+        assert!(g.nodes[1].glue && !g.nodes[1].mem);
     }
 
     #[test]

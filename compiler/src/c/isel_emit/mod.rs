@@ -588,6 +588,18 @@ impl Emitter<'_> {
                 }
                 return Ok(StoreHook::Done);
             }
+            // A dense store of a lane count that is not a power of two
+            // (from a pad's slice, a lane array): exactly its bytes.
+            if let (Val::Arr(a, at), Some(base), None, None) = (&v, dense, predicate, &promoted)
+                && !ty.lanes.is_power_of_two()
+                && ty.is_int_or_uint()
+                && at.total_bits() == ty.total_bits()
+                && !at.is_bool()
+            {
+                let (p, b, ct) = (s.host(name)?, s.hoist_addr(base)?, ctype(ty.element())?);
+                s.line(&format!("memcpy(({ct} *){p} + (int64_t)({b}), {a}, {});", ty.total_bits() / 8));
+                return Ok(StoreHook::Done);
+            }
             Ok(StoreHook::Array(s.as_lane_array(v, ty)?))
         });
         Ok(r.unwrap_or(StoreHook::Naive))
@@ -706,6 +718,16 @@ impl Emitter<'_> {
             let ct = ctype(e.ty.element())?;
             return self.load_pieces(&format!("(const char *)((const {ct} *){p} + (int64_t)({b}))"), bits);
         }
+        // A dense load of a lane count that is not a power of two (24 u16
+        // lanes, 384 bits): no register holds it, so its bytes are copied.
+        if let Some((buf, base)) = dense_load(e)
+            && !e.ty.lanes.is_power_of_two()
+            && self.sub_register(bits)
+            && self.promoted(buf).is_none()
+        {
+            let (p, b, ct) = (self.host(buf)?, self.hoist_addr(base)?, ctype(e.ty.element())?);
+            return self.copy_arr(&format!("(const char *)((const {ct} *){p} + (int64_t)({b}))"), e.ty);
+        }
         Ok(Val::Arr(self.lower_vector_expr(e)?, e.ty))
     }
 
@@ -803,7 +825,7 @@ impl Emitter<'_> {
                 }
                 self.piece_of(v, start, piece)
             }
-            ("concat", &[s, e, n, m]) if n == m && self.sub_register((n * e) as u32) => self.concat_sub(sen(s, e, n), kids, memo),
+            ("concat", &[s, e, n, m]) if [n, m, n + m].iter().any(|&l| self.sub_register((l * e) as u32)) => self.concat_sub(sen(s, e, 1), (n as u32, m as u32), kids, memo),
             ("concat", _) => {
                 let mut regs = Vec::new();
                 let mut width = None;
@@ -831,12 +853,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// Whether a value of `bits` is narrower than a register and has no
-    /// register class of its own (HVX's 512 bits): then it is a lane array,
-    /// and the glue around it ([`crate::isel::extract::Glue::Mem`]) copies
-    /// bytes. Never on x86 or NEON, whose halves are registers.
+    /// Whether no register, nor whole registers, hold a value of `bits`:
+    /// narrower than a register with no register class of its own (HVX's
+    /// 512 bits), or not a multiple of a register (the 384 bits of a
+    /// 24-lane i16 vector). Then it is a lane array, and the glue around it
+    /// ([`crate::isel::extract::Glue::Mem`]) copies bytes. x86 and NEON
+    /// meet these only in vectors of lane counts that are not powers of two.
     fn sub_register(&mut self, bits: u32) -> bool {
-        bits < self.isel().target.register_bits as u32 && self.reg_type(bits).is_err()
+        let reg = self.isel().target.register_bits as u32;
+        self.reg_type(bits).is_err() && (bits < reg || bits % reg != 0)
     }
 
     /// A lane array of type `t` copied from the address `at` (a C
@@ -886,39 +911,74 @@ impl Emitter<'_> {
         self.copy_arr(&format!("(const char *){spill} + {}", start / 8), t)
     }
 
-    /// A concat of two sub-register halves of type `half`: their bytes in
-    /// an aligned temporary (a dense load's copied straight from its
-    /// buffer, reading only its own bytes), loaded if it fills a register.
-    fn concat_sub(&mut self, half: Type, kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
-        let whole = half.with_lanes(half.lanes * 2);
-        let (ct, align, bytes) = (ctype(whole.element())?, self.isel().target.register_bits / 8, half.total_bits() / 8);
+    /// A concat of two parts, `first` then `second` lanes of one element
+    /// type, at least one of which no register holds (an HVX half, or the
+    /// 24 and 8 lanes that pad a 24-lane vector to 32): their bytes in an
+    /// aligned temporary (a dense load's, or a slice of one, copied
+    /// straight from its buffer, reading only its own bytes), loaded if the
+    /// whole fills registers.
+    fn concat_sub(&mut self, elem: Type, (first, second): (u32, u32), kids: &[usize], memo: &mut HashMap<usize, Val>) -> R<Val> {
+        let whole = elem.with_lanes(first + second);
+        let parts = [elem.with_lanes(first), elem.with_lanes(second)];
+        let (ct, align) = (ctype(whole.element())?, self.isel().target.register_bits / 8);
         let mut srcs: Vec<String> = Vec::new();
         for (i, &k) in kids.iter().enumerate() {
-            if i > 0 && k == kids[0] {
+            if i > 0 && k == kids[0] && first == second {
                 // concat(a, a), as pad rules make it: one source.
                 srcs.push(srcs[0].clone());
                 continue;
             }
-            let src = match self.dense_leaf_at(k)? {
+            let src = match self.dense_glue_at(k)? {
                 Some(at) => at,
                 None => {
                     let v = self.node_val(k, memo)?;
-                    self.as_lane_array(v, half)?
+                    self.as_lane_array(v, parts[i])?
                 }
             };
             srcs.push(src);
         }
         let tmp = self.fresh("cat");
         self.line(&format!("{ct} {tmp}[{}] __attribute__((aligned({align})));", whole.lanes));
-        for (k, src) in srcs.iter().enumerate() {
-            self.line(&format!("memcpy((char *){tmp} + {}, {src}, {bytes});", k as u64 * bytes));
+        let mut offset = 0;
+        for (src, part) in srcs.iter().zip(parts) {
+            let bytes = part.total_bits() / 8;
+            self.line(&format!("memcpy((char *){tmp} + {offset}, {src}, {bytes});"));
+            offset += bytes;
         }
         let bits = whole.total_bits() as u32;
         if self.reg_type(bits).is_ok() {
             let r = self.load_reg(bits, &tmp)?;
             return Ok(Val::Reg(r, bits));
         }
+        if !self.sub_register(bits) {
+            return self.load_pieces(&format!("(const char *){tmp}"), bits);
+        }
         Ok(Val::Arr(tmp, whole))
+    }
+
+    /// The byte address of node `k` if it is a dense load leaf or a `let`
+    /// held as a lane array, or a glue slice (of a glue slice ...) of one:
+    /// where its bytes are in memory.
+    fn dense_glue_at(&mut self, k: usize) -> R<Option<String>> {
+        let (mut at, mut offset) = (k, 0i64);
+        loop {
+            if let Some(addr) = self.dense_leaf_at(at)? {
+                return Ok(Some(if offset == 0 { addr } else { format!("{addr} + {}", offset / 8) }));
+            }
+            match self.let_val(at) {
+                Some(Val::Arr(a, _)) => return Ok(Some(format!("(const char *){a} + {}", offset / 8))),
+                Some(_) => return Ok(None),
+                None => {}
+            }
+            let kid = self.dag_node(at)?;
+            match &kid.op {
+                Op::Halide { name, generics } if name == "slice" && generics[5] == 1 && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
+                    offset += generics[1] * generics[4];
+                    at = kid.kids[0];
+                }
+                _ => return Ok(None),
+            }
+        }
     }
 
     /// `bits` bits from the address `at` (a C expression of a byte
