@@ -37,6 +37,8 @@ pub mod commute;
 pub mod mulshr;
 /// Widening products by a broadcast, and sums of two, through vpmaddwd (searched).
 pub mod madd;
+/// Lane counts that are not powers of two padded to the next one (from lane facts).
+pub mod pad;
 /// One-instruction lowerings repaired at edge values by a select (searched).
 pub mod fixup;
 /// Reductions of widened lane-wise ops as one instruction (searched).
@@ -238,8 +240,52 @@ fn lane_local(halide: &SpecLibrary, op: &str, args: &[i128], n: u32) -> Option<V
     Some(chunks)
 }
 
-/// Split templates for every lane-local Halide op.
-pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
+/// A lane-local Halide op, read off its lane facts at the probe: what the
+/// split and pad templates are written over.
+pub(crate) struct LaneOp {
+    pub op: String,
+    /// The generic arguments after the type, as variables (`?s2`, `?bw2`, `?f`).
+    pub extra: Vec<&'static str>,
+    /// Each operand's variable, and for a vector its (element width, lanes)
+    /// over the template's variables; `None` for a scalar.
+    pub operands: Vec<(String, Option<(&'static str, &'static str)>)>,
+    /// The result's element width.
+    pub out_e: &'static str,
+    pub s2: bool,
+    pub e2: bool,
+    pub f: bool,
+}
+
+impl LaneOp {
+    /// `(t ?sign ?bw LANES)` and the extra generics.
+    pub fn generics(&self, lanes: &str) -> String {
+        let mut s = format!("(t ?sign ?bw {lanes})");
+        for e in &self.extra {
+            s.push(' ');
+            s.push_str(e);
+        }
+        s
+    }
+
+    /// The free variables and their domains, with `n` for `?n`.
+    pub fn free(&self, n: Vec<i128>) -> Vec<(String, Vec<i128>)> {
+        let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), n)];
+        if self.s2 {
+            free.push(("s2".into(), vec![0, 1]));
+        }
+        if self.e2 {
+            free.push(("bw2".into(), vec![8, 16, 32, 64]));
+        }
+        if self.f {
+            free.push(("f".into(), vec![2, 4]));
+        }
+        free
+    }
+}
+
+/// Every Halide op whose output lanes each read only their own lane of each
+/// vector operand (see [`lane_local`]).
+pub(crate) fn lane_ops(halide: &SpecLibrary) -> Vec<LaneOp> {
     let mut out = Vec::new();
     for op in halide.generic_names() {
         let Some(g) = halide.generic(op) else { continue };
@@ -253,7 +299,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
         let f = has("F");
         let Some((out_e, _)) = width_expr(instr.ret.width() / 4, false) else { continue };
         // Generic arguments after the type: S2 as ?s2, E2 as ?bw2, F as ?f.
-        let extra: Vec<&str> = g.generics[3..].iter().map(|x| match x.as_str() { "S2" => "?s2", "E2" => "?bw2", _ => "?f" }).collect();
+        let extra: Vec<&'static str> = g.generics[3..].iter().map(|x| match x.as_str() { "S2" => "?s2", "E2" => "?bw2", _ => "?f" }).collect();
         let mut operands = Vec::new();
         let mut ok = true;
         for (k, c) in chunks.iter().enumerate() {
@@ -266,17 +312,18 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
                 },
             }
         }
-        if !ok {
-            continue;
+        if ok {
+            out.push(LaneOp { op: op.to_string(), extra, operands, out_e, s2: has("S2"), e2: has("E2"), f });
         }
-        let generics = |lanes: &str| {
-            let mut s = format!("(t ?sign ?bw {lanes})");
-            for e in &extra {
-                s.push(' ');
-                s.push_str(e);
-            }
-            s
-        };
+    }
+    out
+}
+
+/// Split templates for every lane-local Halide op.
+pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
+    let mut out = Vec::new();
+    for lop in lane_ops(halide) {
+        let LaneOp { op, operands, out_e, .. } = &lop;
         let half = |lo: bool| {
             let args: Vec<String> = operands
                 .iter()
@@ -285,25 +332,18 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
                     Some((e, l)) => format!("(slice (t ?sign {e} {l}) (* 2 {l}) {} 1 {v})", if lo { "0".to_string() } else { l.to_string() }),
                 })
                 .collect();
-            format!("({op} {} {})", generics("?n"), args.join(" "))
+            format!("({op} {} {})", lop.generics("?n"), args.join(" "))
         };
         let vars: Vec<String> = operands.iter().map(|(v, _)| v.clone()).collect();
-        let lhs = format!("({op} {} {})", generics("(* 2 ?n)"), vars.join(" "));
-        let out_sign = if out_e == "1" { "0" } else { "?sign" };
+        let lhs = format!("({op} {} {})", lop.generics("(* 2 ?n)"), vars.join(" "));
+        let out_sign = if *out_e == "1" { "0" } else { "?sign" };
         let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true), half(false));
-        let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), vec![2, 4, 8, 16, 32, 64, 128])];
+        let free = lop.free(vec![2, 4, 8, 16, 32, 64, 128]);
         let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), "(<= (* ?n ?bw) 2048)".to_string()];
-        if has("S2") {
-            free.push(("s2".into(), vec![0, 1]));
-        }
-        if has("E2") {
-            free.push(("bw2".into(), vec![8, 16, 32, 64]));
+        if lop.e2 {
             conds.push("(!= ?bw ?bw2)".into());
             conds.push("(>= (* ?n ?bw2) 128)".into());
             conds.push("(<= (* ?n ?bw2) 2048)".into());
-        }
-        if f {
-            free.push(("f".into(), vec![2, 4]));
         }
         out.push(Split {
             op: op.to_string(),
@@ -315,6 +355,8 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
             provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand"),
         });
     }
+    // Lane counts that are not powers of two, padded (from the same facts).
+    out.extend(pad::pads(halide));
     // Mixed-width ops rewritten to same-type ops over casts (searched).
     out.extend(expand::expansions(halide));
     out.extend(expand::amount_expansions(halide));
