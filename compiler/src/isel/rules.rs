@@ -71,6 +71,23 @@ impl Pat {
             kids.iter().for_each(|k| k.walk(f));
         }
     }
+    /// The lane counts of the pattern's vectors (a Halide op's `N`, a
+    /// slice's source `M`) that are not powers of two.
+    fn odd_lanes(&self) -> BTreeSet<i64> {
+        let mut v = BTreeSet::new();
+        self.walk(&mut |p| {
+            // A slice's source lanes (`M`), which must exist; its own may be
+            // anything (the 3 pad lanes of a 5-lane vector).
+            if let Pat::Halide { name, generics, .. } = p
+                && let Some(&n) = generics.get(if name == "slice" { 3 } else { 2 })
+                && n > 0
+                && n & (n - 1) != 0
+            {
+                v.insert(n);
+            }
+        });
+        v
+    }
     /// The Halide ops (name, generics) in the pattern.
     pub fn halide_heads(&self) -> Vec<(String, Vec<i64>)> {
         let mut v = Vec::new();
@@ -424,11 +441,23 @@ impl RuleBook {
         let mut seen: BTreeSet<Head> = BTreeSet::new();
         let mut todo: Vec<Head> = heads.to_vec();
         let mut chosen: Vec<Candidate> = Vec::new();
+        // A lane count that is not a power of two comes only from the
+        // kernel: rules pad such vectors to a power of two and never make
+        // one of a power of two. An instance whose left side has a lane
+        // count the kernel lacks can never match (a dup of a pad rule at
+        // 32 lanes reads a 24-lane concat), and one whose right side has
+        // one writes what no other rule uses (a broadcast's dup); the
+        // matchable analysis, which over-approximates, kept hundreds of
+        // them in every compile.
+        let kernel_odd: BTreeSet<i64> = heads.iter().filter_map(|(_, g)| g.get(2).copied()).filter(|&n| n > 0 && n & (n - 1) != 0).collect();
         while let Some(h) = todo.pop() {
             if !seen.insert(h.clone()) {
                 continue;
             }
             for c in self.instances_of(env, &h).iter() {
+                if !c.lhs.odd_lanes().is_subset(&kernel_odd) || !c.rhs.odd_lanes().is_subset(&kernel_odd) {
+                    continue;
+                }
                 if let Some(why) = &c.unverified {
                     out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
                     continue;
