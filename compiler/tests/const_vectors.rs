@@ -8,11 +8,10 @@
 //! a buffer's end fails) and `data/const_mask_zen4.stmt` (AVX-512, a
 //! constant select mask as a k register; run natively or against SIMDe).
 
-use crate::common::{self, Arg};
+use crate::common;
 use misaal_compiler::c::{EmitOptions, IselReport, emit_with};
 use misaal_compiler::isel::Options;
 use misaal_compiler::isel::encode::{Encoder, Op, is_constant_vector};
-use misaal_frontends::interp::{ArgValue, Buffer, Interp};
 use misaal_frontends::stmt::ast::Module;
 use misaal_frontends::stmt::parse_module;
 use misaal_frontends::stmt::types::Type;
@@ -51,58 +50,6 @@ fn body(c: &str) -> &str {
     &c[c.find("int misaal_fn(").expect("the function")..]
 }
 
-/// 1-D buffers of these (type, extent), random bytes from `seed`.
-fn buffers(shapes: &[(&str, i64)], seed: u64) -> (Vec<Arg>, Vec<ArgValue>) {
-    let mut s = seed;
-    let (mut args, mut vals) = (Vec::new(), Vec::new());
-    for &(t, n) in shapes {
-        let ty = common::ty(t);
-        let mut b = Buffer::dense(ty, &[0], &[n]);
-        b.data = (0..b.data.len()).map(|_| common::xorshift(&mut s) as u8).collect();
-        args.push(Arg::Buffer { elem: ty, dims: vec![(0, n)], data: b.data.clone() });
-        vals.push(ArgValue::Buffer(b));
-    }
-    (args, vals)
-}
-
-/// Builds `prog` with the harness and `flags`, runs it on several inputs
-/// and compares every buffer with the reference interpreter's.
-fn agrees_with_interpreter(name: &str, m: &Module, prog: &misaal_compiler::c::CProgram, shapes: &[(&str, i64)], flags: &[&str]) {
-    let dir = common::work_dir(name);
-    std::fs::write(dir.join("prog.c"), &prog.c).unwrap();
-    std::fs::write(dir.join("prog.h"), &prog.h).unwrap();
-    let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
-    for (k, seed) in [1u64, 0x9e37_79b9_7f4a_7c15, 42].into_iter().enumerate() {
-        let (args, vals) = buffers(shapes, seed);
-        if k == 0 {
-            std::fs::write(dir.join("harness.c"), common::harness("misaal_fn", &args)).unwrap();
-            let mut all = vec!["-O1", "-g", "prog.c", "harness.c", "-o", "prog", "-lm"];
-            all.extend_from_slice(flags);
-            if flags.contains(&"-fsanitize=address") {
-                // The harness never frees its buffers: no leak report.
-                std::fs::write(dir.join("asan_options.c"), "const char *__asan_default_options(void) { return \"detect_leaks=0\"; }\n").unwrap();
-                all.push("asan_options.c");
-            }
-            common::cc(&dir, &all).unwrap_or_else(|e| panic!("{name}: cc (C kept in {}): {e}", dir.display()));
-        }
-        let ours = common::exec(&dir, &args).unwrap_or_else(|e| panic!("{name}: run (C kept in {}): {e}", dir.display()));
-        let want = Interp::new(&ops).run(common::external(m), vals).unwrap_or_else(|e| panic!("{name}: interpreter: {e}"));
-        for (b, (o, w)) in ours.iter().zip(&want).enumerate() {
-            assert!(*o == w.data, "{name} (seed {seed:#x}): buffer {b} differs from the interpreter; C kept in {}", dir.display());
-        }
-    }
-    common::cleanup(&dir);
-}
-
-/// AddressSanitizer's flags if `cc` can link with it here.
-fn asan() -> Vec<&'static str> {
-    let dir = common::work_dir("asan_probe");
-    std::fs::write(dir.join("p.c"), "int main(void) { return 0; }\n").unwrap();
-    let ok = std::process::Command::new("cc").current_dir(&dir).args(["-fsanitize=address", "p.c", "-o", "p"]).output().is_ok_and(|o| o.status.success());
-    common::cleanup(&dir);
-    if ok { vec!["-fsanitize=address", "-fno-omit-frame-pointer"] } else { Vec::new() }
-}
-
 #[test]
 fn the_encoder_takes_a_tail_predicate_as_one_leaf_and_keeps_broadcasts() {
     let m = fixture("const_predicate.stmt");
@@ -129,8 +76,8 @@ fn guard_with_if_tail_is_constant_data_and_matches_the_interpreter() {
     // inactive lane shows in out[85..96]; a and b hold 85, so a read of an
     // inactive lane overruns them (AddressSanitizer fails the run).
     let mut flags = vec!["-march=native"];
-    flags.extend(asan());
-    agrees_with_interpreter("const_predicate", &m, &prog, &[("uint8", 85), ("uint8", 85), ("uint8", 96), ("uint8", 32), ("uint16", 17)], &flags);
+    flags.extend(common::asan());
+    common::agrees_with_interpreter("const_predicate", &m, &prog, &[("uint8", 85), ("uint8", 85), ("uint8", 96), ("uint8", 32), ("uint16", 17)], &flags);
     // Nothing naive: the predicate is data, the rest instructions.
     assert!(r.fallback_exprs() == 0 && r.selected_fallbacks == 0, "{}{}", r.summary(), r.explain);
     assert!(!r.explain.contains("naive ramp") && !r.explain.contains("naive le"), "{}", r.explain);
@@ -164,5 +111,5 @@ fn a_constant_select_mask_is_a_k_register_literal() {
         return;
     }
     // `common::cc` builds against SIMDe where this CPU lacks AVX-512.
-    agrees_with_interpreter("const_mask_zen4", &m, &prog, &[("uint16", 32), ("uint16", 32), ("uint16", 32)], &["-march=native"]);
+    common::agrees_with_interpreter("const_mask_zen4", &m, &prog, &[("uint16", 32), ("uint16", 32), ("uint16", 32)], &["-march=native"]);
 }

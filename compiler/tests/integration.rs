@@ -18,6 +18,7 @@ mod emit_codegen;
 mod halide19_kernels;
 mod isel;
 mod let_roots;
+mod odd_lanes;
 mod rules_selection;
 mod scalar_kernels;
 mod target_features;

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use misaal_compiler::c::{CProgram, emit};
-use misaal_frontends::interp::{ArgValue, Buffer, InterpError};
+use misaal_frontends::interp::{ArgValue, Buffer, Interp, InterpError};
 use misaal_frontends::manifest::{ArgSpec, Manifest};
 use misaal_frontends::stmt::ast::{ArgKind, Func, Linkage, Module};
 use misaal_frontends::stmt::types::{Type, TypeCode};
@@ -397,4 +397,56 @@ pub fn ty(s: &str) -> Type {
 /// was proved again, under a wall-clock timeout a loaded machine can miss.
 pub fn test_verdict_cache() -> Option<PathBuf> {
     Some(std::env::temp_dir().join(format!("misaal-compiler-tests-{}", std::process::id())).join("verify.tsv"))
+}
+
+/// 1-D buffers of these (type, extent), random bytes from `seed`.
+pub fn buffers(shapes: &[(&str, i64)], seed: u64) -> (Vec<Arg>, Vec<ArgValue>) {
+    let mut s = seed;
+    let (mut args, mut vals) = (Vec::new(), Vec::new());
+    for &(t, n) in shapes {
+        let ty = ty(t);
+        let mut b = Buffer::dense(ty, &[0], &[n]);
+        b.data = (0..b.data.len()).map(|_| xorshift(&mut s) as u8).collect();
+        args.push(Arg::Buffer { elem: ty, dims: vec![(0, n)], data: b.data.clone() });
+        vals.push(ArgValue::Buffer(b));
+    }
+    (args, vals)
+}
+
+/// Builds `prog` with the harness and `flags`, runs it on several inputs
+/// and compares every buffer with the reference interpreter's.
+pub fn agrees_with_interpreter(name: &str, m: &Module, prog: &misaal_compiler::c::CProgram, shapes: &[(&str, i64)], flags: &[&str]) {
+    let dir = work_dir(name);
+    std::fs::write(dir.join("prog.c"), &prog.c).unwrap();
+    std::fs::write(dir.join("prog.h"), &prog.h).unwrap();
+    let ops = misaal_frontends::halide_ops().unwrap_or_else(|d| panic!("{d}"));
+    for (k, seed) in [1u64, 0x9e37_79b9_7f4a_7c15, 42].into_iter().enumerate() {
+        let (args, vals) = buffers(shapes, seed);
+        if k == 0 {
+            std::fs::write(dir.join("harness.c"), harness("misaal_fn", &args)).unwrap();
+            let mut all = vec!["-O1", "-g", "prog.c", "harness.c", "-o", "prog", "-lm"];
+            all.extend_from_slice(flags);
+            if flags.contains(&"-fsanitize=address") {
+                // The harness never frees its buffers: no leak report.
+                std::fs::write(dir.join("asan_options.c"), "const char *__asan_default_options(void) { return \"detect_leaks=0\"; }\n").unwrap();
+                all.push("asan_options.c");
+            }
+            cc(&dir, &all).unwrap_or_else(|e| panic!("{name}: cc (C kept in {}): {e}", dir.display()));
+        }
+        let ours = exec(&dir, &args).unwrap_or_else(|e| panic!("{name}: run (C kept in {}): {e}", dir.display()));
+        let want = Interp::new(&ops).run(external(m), vals).unwrap_or_else(|e| panic!("{name}: interpreter: {e}"));
+        for (b, (o, w)) in ours.iter().zip(&want).enumerate() {
+            assert!(*o == w.data, "{name} (seed {seed:#x}): buffer {b} differs from the interpreter; C kept in {}", dir.display());
+        }
+    }
+    cleanup(&dir);
+}
+
+/// AddressSanitizer's flags if `cc` can link with it here.
+pub fn asan() -> Vec<&'static str> {
+    let dir = work_dir("asan_probe");
+    std::fs::write(dir.join("p.c"), "int main(void) { return 0; }\n").unwrap();
+    let ok = std::process::Command::new("cc").current_dir(&dir).args(["-fsanitize=address", "p.c", "-o", "p"]).output().is_ok_and(|o| o.status.success());
+    cleanup(&dir);
+    if ok { vec!["-fsanitize=address", "-fno-omit-frame-pointer"] } else { Vec::new() }
 }
