@@ -473,3 +473,36 @@ fn a_released_rule_book_selects_the_same() {
         assert_eq!(s.roots.iter().map(|r| r.term.clone()).collect::<Vec<_>>(), first.roots.iter().map(|r| r.term.clone()).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn a_checked_rule_file_is_remembered_and_a_changed_one_checked_again() {
+    use misaal_compiler::isel::rules::RuleBook;
+    let env = target().rule_env();
+    let dir = std::env::temp_dir().join(format!("misaal-rulebook-memo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../rulesets/x86_hand.egg");
+    let text = std::fs::read_to_string(path).unwrap();
+    let memos = || -> Vec<std::path::PathBuf> { std::fs::read_dir(&dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default() };
+    RuleBook::new_with_memo(&env, "x86_hand.egg", &text, Some(&dir)).expect("the hand rules load");
+    // One memo, one instantiation count per rule.
+    let m = memos();
+    let rules = misaal_rulesets::parse_rules("x86_hand.egg", &text).unwrap().len();
+    assert!(m.len() == 1 && std::fs::read_to_string(&m[0]).unwrap().lines().count() == rules, "{m:?}");
+    // A file that fails the check is an error every time, and leaves no memo.
+    let bad = text.replacen("(rewrite (add ", "(rewrite (addd ", 1);
+    assert_ne!(bad, text);
+    for _ in 0..2 {
+        let e = RuleBook::new_with_memo(&env, "x86_hand.egg", &bad, Some(&dir)).err().expect("an unknown op is an error");
+        assert!(e.contains("no Halide op `addd`"), "{e}");
+    }
+    assert_eq!(memos().len(), 1);
+    // A memo is read instead of checking: one planted for the bad text
+    // (as if it had passed) makes it load.
+    let planted = dir.join(format!("rulebook-{}.counts", misaal_compiler::isel::rules::check_memo_key(&env, "x86_hand.egg", &bad)));
+    std::fs::copy(&m[0], &planted).unwrap();
+    assert!(RuleBook::new_with_memo(&env, "x86_hand.egg", &bad, Some(&dir)).is_ok(), "the memo was not read");
+    // One of the wrong length is not this file's: checked again.
+    std::fs::write(&planted, "1\n").unwrap();
+    assert!(RuleBook::new_with_memo(&env, "x86_hand.egg", &bad, Some(&dir)).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}

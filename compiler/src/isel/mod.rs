@@ -389,7 +389,9 @@ pub fn rule_book(target: &Target, opts: &Options) -> Result<RuleBook, String> {
         // synthesized rules together (`TargetIsa::rule_files`).
         (None, None) => misaal_rulesets::TargetIsa::by_name(target.isa).ok_or_else(|| format!("error: no rule target `{}`", target.isa))?.default_rules_text()?,
     };
-    RuleBook::new(&target.rule_env(), &path.display().to_string(), &text)
+    // Beside the verdict cache: the same lifetime (a fresh checkout has neither).
+    let memo = opts.verdict_cache.as_ref().and_then(|p| p.parent());
+    RuleBook::new_with_memo(&target.rule_env(), &path.display().to_string(), &text, memo)
 }
 
 /// Selects instructions for every vector `let` and store of `func`.

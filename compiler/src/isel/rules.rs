@@ -299,16 +299,66 @@ pub struct RuleBook {
     pub build_secs: f64,
 }
 
+/// What a rule file's whole-file check ([`load_rules_counted`]) depends
+/// on: the file's name and text, the code that checks it
+/// ([`misaal_verifier::prekey::ENGINE_DIGEST`]), the vector widths, and
+/// the names of the target's specs and of the Halide ops (a name the
+/// check found is one a spec or op still has). A spec whose immediate's
+/// range changed under the same name is not seen here; an instance it
+/// makes out of range is never proved, so never loaded.
+pub fn check_memo_key(env: &RuleEnv, file: &str, text: &str) -> String {
+    let mut names = String::new();
+    for i in env.instrs.instrs() {
+        names.push_str(&i.name);
+        names.push('\n');
+    }
+    for n in env.halide.generic_names() {
+        names.push_str(n);
+        names.push('\n');
+    }
+    misaal_isa::status::text_digest(&format!("rulebook 1\nengine {}\nwidths {:?}\nnames {}\nfile {file}\n{text}", misaal_verifier::prekey::ENGINE_DIGEST, env.vector_widths, misaal_isa::status::text_digest(&names)))
+}
+
 impl RuleBook {
     pub fn new(env: &RuleEnv, file: &str, text: &str) -> Result<RuleBook, String> {
+        Self::new_with_memo(env, file, text, None)
+    }
+
+    /// [`new`](Self::new), with the whole-file check remembered in folder
+    /// `memo` (see [`check_memo_key`]): a file checked once with these
+    /// specs is only parsed again, and its counts read back.
+    pub fn new_with_memo(env: &RuleEnv, file: &str, text: &str, memo: Option<&std::path::Path>) -> Result<RuleBook, String> {
         let started = std::time::Instant::now();
         let libs = Libraries { target: env.instrs, halide: env.halide };
         let cfg = AuditConfig { vector_widths: env.vector_widths.to_vec(), ..Default::default() };
         // Every rule's assignments are enumerated at load, so that a rule
         // that has none is an error of the file whatever the kernel (taken
-        // in rule order, so the first error is the same); only their number
-        // is kept.
-        let (rules, all) = load_rules_counted(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
+        // in rule order, so the first error is the same), and every name
+        // and immediate at every assignment is checked; only the number of
+        // assignments is kept. That is most of a small kernel's rule book,
+        // so a file that passed is remembered by its text and the specs'
+        // and ops' names, and the next load only parses it.
+        let memo_path = memo.map(|d| d.join(format!("rulebook-{}.counts", check_memo_key(env, file, text))));
+        let remembered: Option<Vec<usize>> = memo_path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| t.lines().map(|l| l.parse().ok()).collect());
+        // A memo of another length than the file has rules is not this
+        // file's: checked again (and rewritten).
+        let parsed = match remembered {
+            Some(counts) => Some((misaal_rulesets::parse_rules(file, text).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?, counts)),
+            None => None,
+        };
+        let (rules, all) = match parsed {
+            Some((rules, counts)) if counts.len() == rules.len() => (rules, counts.into_iter().map(Ok).collect::<Vec<_>>()),
+            _ => {
+                let (rules, all) = load_rules_counted(file, text, &libs, &cfg).map_err(|d| format!("{d}\n{} error(s) loading {file}", d.0.len()))?;
+                if let (Some(p), Some(counts)) = (&memo_path, all.iter().map(|c| c.as_ref().ok().copied()).collect::<Option<Vec<usize>>>()) {
+                    // Written whole or not at all; a failure only costs the next load the check.
+                    let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+                    let body: String = counts.iter().map(|c| format!("{c}\n")).collect();
+                    let _ = std::fs::create_dir_all(p.parent().expect("a folder")).and_then(|()| std::fs::write(&tmp, body)).and_then(|()| std::fs::rename(&tmp, p));
+                }
+                (rules, all)
+            }
+        };
         let mut by_op: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut total = 0;
         for (k, (rule, n)) in rules.iter().zip(all).enumerate() {
