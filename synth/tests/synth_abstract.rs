@@ -135,11 +135,27 @@ fn the_committed_ruleset_proves() {
     let jobs = plan(&rules, &cfg).unwrap();
     let all = misaal_testkit::slow();
     let cache = Mutex::new(VerdictCache::default());
-    let mut checked = 0;
+    // A few instances were written on a proof with more than the synthesis
+    // budget (`misaal verify --timeout 120000`: synth.reduce-vector_reduce_max
+    // at 512 bits takes Z3 70 s). Where the budget runs out the slow tier
+    // proves the instance again without it; the fast tier names it as a
+    // check it skipped, never as proved.
+    let unbounded = AuditConfig { rlimit: 0, ..cfg.clone() };
+    let (mut checked, mut over) = (0, Vec::new());
     for j in jobs.iter().step_by(if all { 1 } else { 40 }) {
-        let r = run_job(&libs, j, &cfg, &cache);
+        let mut r = run_job(&libs, j, &cfg, &cache);
+        if r.verdict == Verdict::Unknown && r.counterexample.contains("resource limit") {
+            if !all {
+                over.push(format!("{} [{}]", r.rule, r.instantiation));
+                continue;
+            }
+            r = run_job(&libs, j, &unbounded, &cache);
+        }
         assert_eq!(r.verdict, Verdict::Proved, "{} [{}]: {}", r.rule, r.instantiation, r.counterexample);
         checked += 1;
     }
     eprintln!("{checked} of {} instances proved", jobs.len());
+    if !over.is_empty() {
+        misaal_testkit::skip_part(&format!("{} sampled instance(s) need more than the synthesis budget; MISAAL_SLOW=1 proves them without it: {}", over.len(), over.join(", ")));
+    }
 }
