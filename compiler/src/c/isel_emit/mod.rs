@@ -800,24 +800,11 @@ impl Emitter<'_> {
             ("slice", &[_, e, n, _, b, 1]) => {
                 let (start, piece) = ((b * e) as u32, (n * e) as u32);
                 // Down a chain of glue slices to a dense load: load the piece.
-                let (mut at, mut offset) = (kids[0], start);
-                loop {
-                    if let Some(addr) = self.dense_leaf_at(at)? {
-                        let from = format!("{addr} + {}", offset / 8);
-                        // A sub-register piece reads only its own bytes.
-                        return if self.sub_register(piece) { self.copy_arr(&from, sen(g[0], e, n)) } else { self.load_pieces(&from, piece) };
-                    }
-                    if self.let_val(at).is_some() {
-                        break;
-                    }
-                    let kid = self.dag_node(at)?;
-                    match &kid.op {
-                        Op::Halide { name, generics } if name == "slice" && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
-                            offset += (generics[1] * generics[4]) as u32;
-                            at = kid.kids[0];
-                        }
-                        _ => break,
-                    }
+                let (base, offset) = self.glue_slice_base(kids[0])?;
+                if let Some(addr) = self.dense_leaf_at(base)? {
+                    let from = format!("{addr} + {}", (start as i64 + offset) / 8);
+                    // A sub-register piece reads only its own bytes.
+                    return if self.sub_register(piece) { self.copy_arr(&from, sen(g[0], e, n)) } else { self.load_pieces(&from, piece) };
                 }
                 let v = self.node_val(kids[0], memo)?;
                 if self.sub_register(piece) {
@@ -960,25 +947,31 @@ impl Emitter<'_> {
     /// held as a lane array, or a glue slice (of a glue slice ...) of one:
     /// where its bytes are in memory.
     fn dense_glue_at(&mut self, k: usize) -> R<Option<String>> {
+        let (base, offset) = self.glue_slice_base(k)?;
+        if let Some(addr) = self.dense_leaf_at(base)? {
+            return Ok(Some(if offset == 0 { addr } else { format!("{addr} + {}", offset / 8) }));
+        }
+        Ok(match self.let_val(base) {
+            Some(Val::Arr(a, _)) => Some(format!("(const char *){a} + {}", offset / 8)),
+            _ => None,
+        })
+    }
+
+    /// The node under `k`'s chain of glue slices (stopping at a `let`),
+    /// and the bit offset of `k`'s first lane in it.
+    fn glue_slice_base(&mut self, k: usize) -> R<(usize, i64)> {
         let (mut at, mut offset) = (k, 0i64);
-        loop {
-            if let Some(addr) = self.dense_leaf_at(at)? {
-                return Ok(Some(if offset == 0 { addr } else { format!("{addr} + {}", offset / 8) }));
-            }
-            match self.let_val(at) {
-                Some(Val::Arr(a, _)) => return Ok(Some(format!("(const char *){a} + {}", offset / 8))),
-                Some(_) => return Ok(None),
-                None => {}
-            }
+        while self.let_val(at).is_none() {
             let kid = self.dag_node(at)?;
             match &kid.op {
-                Op::Halide { name, generics } if name == "slice" && generics[5] == 1 && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
+                Op::Halide { name, generics } if name == "slice" && self.isel().sel.as_ref().is_some_and(|s| s.glue.get(at) == Some(&true)) => {
                     offset += generics[1] * generics[4];
                     at = kid.kids[0];
                 }
-                _ => return Ok(None),
+                _ => break,
             }
         }
+        Ok((at, offset))
     }
 
     /// `bits` bits from the address `at` (a C expression of a byte
