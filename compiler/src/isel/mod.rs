@@ -464,7 +464,8 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
 
     let t = Instant::now();
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
-    graph.mark_glue(target.register_bits, target.desc.sub_register_values);
+    let narrowest = target.desc.vector_widths.iter().min().map_or(target.register_bits, |&w| w as i64);
+    graph.mark_glue(target.register_bits, target.desc.sub_register_values, narrowest);
     let classes = encode::canonical_classes(&egraph, &dag);
     // Extraction reads the copy in `graph`: the e-graph and its compiled
     // rules (a third of a compile's peak heap) go before it allocates.
@@ -600,13 +601,19 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
     })
 }
 
-/// Whether `op` is a Halide op on scalars: its result and every operand at
-/// most 64 bits (`add<1, 32, 1>`, a `cast` of one lane), so the naive
-/// lowering of it is one C expression, as for every scalar the Stmt
+/// Whether `op` is a Halide op on scalars: one lane in and out (every
+/// lane-count generic, `N`, `M`, `F` and `N2`, is 1), its result and every
+/// operand at most 64 bits (`add<1, 32, 1>`, a `cast` of one lane), so the
+/// naive lowering of it is one C expression, as for every scalar the Stmt
 /// computes outside the selected roots. A reduction of a vector to one lane
-/// is not: its operand is a vector.
+/// is not: its operand is a vector. Nor is a vector of 64 bits or fewer (a
+/// u8x8): its naive lowering is a lane loop, a fallback like any other.
 pub fn scalar_op(halide: &SpecLibrary, op: &Op) -> bool {
     let Op::Halide { name, generics } = op else { return false };
+    let Some(g) = halide.generic(name) else { return false };
+    if g.generics.iter().zip(generics).any(|(n, &v)| matches!(n.as_str(), "N" | "M" | "F" | "N2") && v != 1) {
+        return false;
+    }
     let wide: Vec<i128> = generics.iter().map(|&g| g as i128).collect();
     match halide.instantiate_signature(name, &wide) {
         Ok(i) => i.ret.width() <= 64 && i.params.iter().all(|p| p.ty.width() <= 64),
