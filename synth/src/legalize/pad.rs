@@ -16,6 +16,11 @@
 //! odd vector (LLVM legalizes <24 x i8> by widening to <32 x i8>); what
 //! no register holds is copied in and out as bytes by the emitter.
 //!
+//! A vector of a power-of-two lane count narrower than the narrowest
+//! register (x86's u8x8 in 64 bits, under the 128 of an xmm) is doubled
+//! instead, each operand repeated (`concat(a, a)`), until it fills one,
+//! as LLVM widens <8 x i8> to <16 x i8> ([`DOUBLING_LANES`]).
+//!
 //! Which ops get the templates is decided by their lane facts, as for the
 //! split rules ([`super::lane_ops`]); each instance is proved by the caller.
 
@@ -36,6 +41,15 @@ pub const FAMILIES: [(&str, i128, i128, &[i128]); 3] = [("x3", 4, 3, &[3, 6, 12,
 /// The lane widths padded.
 const WIDTHS: [i128; 3] = [8, 16, 32];
 
+/// The power-of-two lane counts doubled (`x2`): where a vector side of the
+/// op is narrower than 128 bits, the narrowest register of x86 (an xmm)
+/// and of NEON's Q registers, so that a chain of doublings reaches one.
+/// HVX's narrower values have their own pad rules (`hvx.pad-*`).
+pub const DOUBLING_LANES: [i128; 3] = [2, 4, 8];
+
+/// The narrowest register the doubling pads fill (bits).
+const DOUBLING_BITS: i128 = 128;
+
 /// The sign variable of a part of element width `e`.
 fn sign_of(lop: &LaneOp, e: &str) -> &'static str {
     match e {
@@ -50,9 +64,14 @@ fn at(lanes: &str, var: &str) -> String {
     lanes.replace("?n", var)
 }
 
-/// `v` of element width `e` and `lanes` (over `?n`) padded to `?m` lanes.
-fn padded(sign: &str, e: &str, lanes: &str, v: &str) -> String {
+/// `v` of element width `e` and `lanes` (over `?n`) padded to `?m` lanes:
+/// with its own first `?p` lanes, or (`doubled`, where `?p` is `?n`) with
+/// itself.
+fn padded(sign: &str, e: &str, lanes: &str, v: &str, doubled: bool) -> String {
     let (n, p) = (lanes, at(lanes, "?p"));
+    if doubled {
+        return format!("(concat (t {sign} {e} {n}) {n} {v} {v})");
+    }
     format!("(concat (t {sign} {e} {n}) {p} {v} (slice (t {sign} {e} {p}) {n} 0 1 {v}))")
 }
 
@@ -62,21 +81,26 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
     for lop in lane_ops(halide) {
         let op = &lop.op;
         let vars: Vec<String> = lop.operands.iter().map(|(v, _)| v.clone()).collect();
-        let padded_args: Vec<String> = lop.operands.iter().map(|(v, w)| match w {
-            None => v.clone(),
-            Some((e, l)) => padded(sign_of(&lop, e), e, l, v),
-        }).collect();
+        let padded_args = |doubled: bool| -> Vec<String> {
+            lop.operands.iter().map(|(v, w)| match w {
+                None => v.clone(),
+                Some((e, l)) => padded(sign_of(&lop, e), e, l, v, doubled),
+            }).collect()
+        };
         let narrow = format!("({op} {} {})", lop.generics("?n"), vars.join(" "));
-        let wide = format!("({op} {} {})", lop.generics("?m"), padded_args.join(" "));
+        let wide = format!("({op} {} {})", lop.generics("?m"), padded_args(false).join(" "));
+        let doubled = format!("({op} {} {})", lop.generics("?m"), padded_args(true).join(" "));
         // The result has the lanes of the op's own type (`?n`), or of a
         // vector operand grouped by `?f` (a reduction's are `?n`).
         let (out_e, out_sign) = (lop.out_e, sign_of(&lop, lop.out_e));
-        let mut widths: Vec<String> = vec![];
-        for e in lop.operands.iter().filter_map(|(_, w)| w.map(|(e, l)| at(&format!("(* {l} {e})"), "?m"))).chain([format!("(* ?m {out_e})")]) {
-            if !e.ends_with(" 1)") && !widths.contains(&e) {
-                widths.push(e);
+        // The widths of the vector sides (a bool side has none), over `?n`.
+        let mut sides: Vec<String> = vec![];
+        for e in lop.operands.iter().filter_map(|(_, w)| w.map(|(e, l)| format!("(* {l} {e})"))).chain([format!("(* ?n {out_e})")]) {
+            if !e.ends_with(" 1)") && !sides.contains(&e) {
+                sides.push(e);
             }
         }
+        let widths: Vec<String> = sides.iter().map(|w| at(w, "?m")).collect();
         let provenance = format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand");
         for (family, num, den, lanes) in FAMILIES {
             let mut free = lop.free(lanes.to_vec());
@@ -102,10 +126,43 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
                 op: op.clone(),
                 name: format!("synth.dup-{op}.{family}"),
                 lhs: wide.clone(),
-                rhs: padded(out_sign, out_e, "?n", &narrow),
+                rhs: padded(out_sign, out_e, "?n", &narrow, false),
                 conds,
                 free,
                 provenance: format!("{provenance}; the op of padded operands is the padded op"),
+            });
+        }
+        // Doubling: one template per side that is narrower than a
+        // register while the sides before it are not, so that no instance
+        // is written twice.
+        let mut free = lop.free(DOUBLING_LANES.to_vec());
+        for (v, d) in free.iter_mut() {
+            if v == "bw" || v == "bw2" {
+                *d = WIDTHS.to_vec();
+            }
+        }
+        for (k, side) in sides.iter().enumerate() {
+            let suffix = if k == 0 { String::new() } else { format!(".{k}") };
+            let mut conds = vec!["(= ?m (* 2 ?n))".to_string(), format!("(< {side} {DOUBLING_BITS})")];
+            conds.extend(sides[..k].iter().map(|w| format!("(>= {w} {DOUBLING_BITS})")));
+            conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
+            out.push(Split {
+                op: op.clone(),
+                name: format!("synth.pad-{op}.x2{suffix}"),
+                lhs: narrow.clone(),
+                rhs: format!("(slice (t {out_sign} {out_e} ?n) ?m 0 1 {doubled})"),
+                conds: conds.clone(),
+                free: free.clone(),
+                provenance: format!("{provenance}; narrower than a register, so doubled, each operand repeated"),
+            });
+            out.push(Split {
+                op: op.clone(),
+                name: format!("synth.dup-{op}.x2{suffix}"),
+                lhs: doubled.clone(),
+                rhs: format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"),
+                conds,
+                free: free.clone(),
+                provenance: format!("{provenance}; the op of repeated operands is the op repeated"),
             });
         }
     }
@@ -134,5 +191,21 @@ mod tests {
         // A cast's result has the cast's sign and width.
         let cast = p.iter().find(|s| s.name == "synth.pad-cast.x7").expect("cast is lane-local");
         assert!(cast.rhs.starts_with("(slice (t ?s2 ?bw2 ?n) ?m 0 1 (cast (t ?sign ?bw ?m) ?s2 ?bw2"), "{}", cast.rhs);
+    }
+
+    #[test]
+    fn a_vector_narrower_than_a_register_is_doubled() {
+        let (halide, _) = super::super::test_libraries();
+        let p = pads(&halide);
+        let add = p.iter().find(|s| s.name == "synth.pad-add.x2").expect("add is lane-local");
+        assert_eq!(add.rhs, "(slice (t ?sign ?bw ?n) ?m 0 1 (add (t ?sign ?bw ?m) (concat (t ?sign ?bw ?n) ?n ?x0 ?x0) (concat (t ?sign ?bw ?n) ?n ?x1 ?x1)))");
+        assert!(add.conds.contains(&"(< (* ?n ?bw) 128)".to_string()), "{:?}", add.conds);
+        let dup = p.iter().find(|s| s.name == "synth.dup-add.x2").expect("dup");
+        assert_eq!(dup.rhs, "(concat (t ?sign ?bw ?n) ?n (add (t ?sign ?bw ?n) ?x0 ?x1) (add (t ?sign ?bw ?n) ?x0 ?x1))");
+        // A cast has two sides: the second template takes a narrow result
+        // of a wide operand, and only that, so no instance is written twice.
+        let c1 = p.iter().find(|s| s.name == "synth.pad-cast.x2.1").expect("the result side");
+        assert!(c1.conds.contains(&"(< (* ?n ?bw2) 128)".to_string()) && c1.conds.contains(&"(>= (* ?n ?bw) 128)".to_string()), "{:?}", c1.conds);
+        assert!(!p.iter().any(|s| s.name == "synth.pad-add.x2.1"), "one side, one template");
     }
 }
