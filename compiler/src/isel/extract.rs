@@ -145,8 +145,9 @@ impl Graph {
     /// `sub_register` (HVX), slices and concats of values narrower than a
     /// register are glue through memory too ([`sub_register_glue`]); on
     /// every target, so are the pads of lane counts that are not powers of
-    /// two ([`odd_lanes_glue`]).
-    pub fn mark_glue(&mut self, register_bits: i64, sub_register: bool) {
+    /// two ([`odd_lanes_glue`]), and those of vectors narrower than the
+    /// `narrowest` register (x86's 128 bits: a u8x8 doubled to a u8x16).
+    pub fn mark_glue(&mut self, register_bits: i64, sub_register: bool, narrowest: i64) {
         // A class is leafy if it holds a leaf, or a slice of a leafy class
         // (a half of a half of a load is still read straight from memory).
         let mut leafy = vec![false; self.classes];
@@ -171,7 +172,8 @@ impl Graph {
                 Some(Glue::FromLeaf) => leafy[n.kids[0]],
                 Some(Glue::Mem) | None => false,
             };
-            if !n.glue && ((sub_register && sub_register_glue(&n.op, register_bits) == Some(Glue::Mem)) || odd_lanes_glue(&n.op).is_some()) {
+            let below = if sub_register { register_bits } else { narrowest };
+            if !n.glue && (sub_register_glue(&n.op, below) == Some(Glue::Mem) || odd_lanes_glue(&n.op).is_some()) {
                 (n.glue, n.mem) = (true, true);
             }
         }
@@ -219,9 +221,11 @@ pub const MEM_GLUE_COST: f64 = 1.0;
 /// with fewer or cheaper constants wins.
 pub const HOISTED_SHARE: f64 = 0.05;
 
-/// HVX: whether `op` is a slice whose piece, or a concat whose two equal
+/// Whether `op` is a slice whose piece, or a concat whose two equal
 /// halves, are narrower than a register of `register_bits` (whole bytes,
-/// at most a pair): the glue that pad rules (`hvx.pad-*`) leave.
+/// at most a pair): the glue that pad rules leave, HVX's (`hvx.pad-*`,
+/// under its one register width) and x86's doublings (`synth.pad-*.x2`,
+/// under the 128 bits of an xmm).
 pub fn sub_register_glue(op: &Op, register_bits: i64) -> Option<Glue> {
     let Op::Halide { name, generics: g } = op else { return None };
     match (name.as_str(), &g[..]) {
@@ -1027,7 +1031,7 @@ mod tests {
         g.add_node(first, c1, vec![c0]);
         g.add_node(pad, c2, vec![c0, c1]);
         g.add_node(back, c3, vec![c2]);
-        g.mark_glue(256, false);
+        g.mark_glue(256, false, 128);
         // The pad and the slice back copy bytes; the 128-bit first lanes of
         // a load are read from it, as any half of a load is.
         assert!(g.nodes[2..].iter().all(|n| n.glue && n.mem));
@@ -1035,7 +1039,7 @@ mod tests {
     }
 
     #[test]
-    fn sub_register_glue_is_hvx_only() {
+    fn sub_register_glue_is_below_the_narrowest_register() {
         // u8x64 halves of an HVX register, and the low u8x64 of one.
         let cat = halide("concat", &[0, 8, 64, 64]);
         let lo = halide("slice", &[0, 8, 64, 128, 0, 1]);
@@ -1051,9 +1055,17 @@ mod tests {
         g.add_node(lo.clone(), c1, vec![c0]);
         g.add_node(cat.clone(), c2, vec![c1, c1]);
         let mut x86 = g.clone();
-        x86.mark_glue(1024, false);
-        assert!(x86.nodes.iter().all(|n| !n.glue && !n.mem), "without sub_register nothing changes");
-        g.mark_glue(1024, true);
+        x86.mark_glue(1024, false, 128);
+        assert!(x86.nodes.iter().all(|n| !n.glue && !n.mem), "without sub_register, 512 bits are no glue");
+        // x86: a u8x8 is narrower than an xmm, so its doubling is glue.
+        let mut small = Graph::new();
+        let (d0, d1, d2) = (small.add_class(), small.add_class(), small.add_class());
+        small.add_node(Op::Instr { name: "_mm_add_epi8".into() }, d0, vec![]);
+        small.add_node(halide("slice", &[0, 8, 8, 16, 0, 1]), d1, vec![d0]);
+        small.add_node(halide("concat", &[0, 8, 8, 8]), d2, vec![d1, d1]);
+        small.mark_glue(256, false, 128);
+        assert!(small.nodes[1].glue && small.nodes[1].mem && small.nodes[2].glue && small.nodes[2].mem);
+        g.mark_glue(1024, true, 1024);
         assert!(g.nodes[1].glue && g.nodes[1].mem && g.nodes[2].glue && g.nodes[2].mem);
         let costs = CostModel { table: HashMap::new(), naive: 50.0, measured_table: false, choice: String::new(), dispatch: 0.0 };
         assert_eq!(costs.gnode(&g.nodes[2]), MEM_GLUE_COST);

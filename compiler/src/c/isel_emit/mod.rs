@@ -588,10 +588,11 @@ impl Emitter<'_> {
                 }
                 return Ok(StoreHook::Done);
             }
-            // A dense store of a lane count that is not a power of two
-            // (from a pad's slice, a lane array): exactly its bytes.
+            // A dense store of a lane count that is not a power of two, or
+            // of a vector narrower than any register (from a pad's slice,
+            // a lane array): exactly its bytes.
             if let (Val::Arr(a, at), Some(base), None, None) = (&v, dense, predicate, &promoted)
-                && !ty.lanes.is_power_of_two()
+                && (!ty.lanes.is_power_of_two() || s.below_registers(ty.total_bits() as u32))
                 && ty.is_int_or_uint()
                 && at.total_bits() == ty.total_bits()
                 && !at.is_bool()
@@ -812,7 +813,9 @@ impl Emitter<'_> {
                 }
                 self.piece_of(v, start, piece)
             }
-            ("concat", &[s, e, n, m]) if [n, m, n + m].iter().any(|&l| self.sub_register((l * e) as u32)) => self.concat_sub(sen(s, e, 1), (n as u32, m as u32), kids, memo),
+            ("concat", &[s, e, n, m]) if [n, m, n + m].iter().any(|&l| self.sub_register((l * e) as u32)) || self.below_registers((n * e) as u32) => {
+                self.concat_sub(sen(s, e, 1), (n as u32, m as u32), kids, memo)
+            }
             ("concat", _) => {
                 let mut regs = Vec::new();
                 let mut width = None;
@@ -849,6 +852,13 @@ impl Emitter<'_> {
     fn sub_register(&mut self, bits: u32) -> bool {
         let reg = self.isel().target.register_bits as u32;
         self.reg_type(bits).is_err() && (bits < reg || bits % reg != 0)
+    }
+
+    /// Whether `bits` is narrower than the target's narrowest vector
+    /// register (x86's 64-bit class is a scalar register, not a vector
+    /// one): two such halves are joined through memory.
+    fn below_registers(&mut self, bits: u32) -> bool {
+        self.isel().target.desc.vector_widths.iter().all(|&w| i128::from(bits) < w)
     }
 
     /// A lane array of type `t` copied from the address `at` (a C
