@@ -18,6 +18,7 @@ mod emit_codegen;
 mod halide19_kernels;
 mod isel;
 mod let_roots;
+mod narrow_lanes;
 mod odd_lanes;
 mod rules_selection;
 mod scalar_kernels;
