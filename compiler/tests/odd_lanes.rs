@@ -9,19 +9,10 @@
 //! show in the output's last elements.
 
 use crate::common;
-use misaal_compiler::c::{EmitOptions, emit_with};
-use misaal_compiler::isel::Options;
-use std::path::PathBuf;
 
 #[test]
 fn odd_lane_counts_are_padded_to_registers_and_match_the_interpreter() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(root.join("compiler/tests/data/odd_lanes.stmt")).unwrap();
-    let m = misaal_frontends::stmt::parse_module("odd_lanes.stmt", &text).expect("the Stmt parses");
-    let features = misaal_compiler::isel::features::CpuFeatures::from_feature_list("avx2").expect("known features");
-    let isel = Options { verdict_cache: common::test_verdict_cache(), features: Some(features), ..Options::default() };
-    let (prog, r) = emit_with(&m, "misaal_fn", &EmitOptions { isel: Some(isel) }).expect("compiles");
-    let r = r.expect("a report");
+    let (m, prog, r) = common::avx2_fixture("odd_lanes");
     let c = &prog.c[prog.c.find("int misaal_fn(").expect("the function")..];
     // Every op an instruction: no naive op, no lane loop.
     assert!(r.fallback_exprs() == 0 && r.selected_fallbacks == 0, "{}{}", r.summary(), r.explain);

@@ -450,3 +450,16 @@ pub fn asan() -> Vec<&'static str> {
     cleanup(&dir);
     if ok { vec!["-fsanitize=address", "-fno-omit-frame-pointer"] } else { Vec::new() }
 }
+
+/// Fixture `compiler/tests/data/NAME.stmt` compiled for AVX2 by the bundled
+/// rules as `misaal_fn`: the module, the program and selection's report.
+pub fn avx2_fixture(name: &str) -> (Module, CProgram, misaal_compiler::c::IselReport) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let file = format!("{name}.stmt");
+    let text = std::fs::read_to_string(root.join("compiler/tests/data").join(&file)).unwrap();
+    let m = misaal_frontends::stmt::parse_module(&file, &text).expect("the Stmt parses");
+    let features = misaal_compiler::isel::features::CpuFeatures::from_feature_list("avx2").expect("known features");
+    let isel = misaal_compiler::isel::Options { verdict_cache: test_verdict_cache(), features: Some(features), ..Default::default() };
+    let (prog, r) = misaal_compiler::c::emit_with(&m, "misaal_fn", &misaal_compiler::c::EmitOptions { isel: Some(isel) }).expect("compiles");
+    (m, prog, r.expect("a report"))
+}

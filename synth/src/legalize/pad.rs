@@ -102,17 +102,19 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
         }
         let widths: Vec<String> = sides.iter().map(|w| at(w, "?m")).collect();
         let provenance = format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand");
-        for (family, num, den, lanes) in FAMILIES {
+        // Lanes of 8 to 32 bits.
+        let free_at = |lanes: &[i128]| {
             let mut free = lop.free(lanes.to_vec());
             for (v, d) in free.iter_mut() {
                 if v == "bw" || v == "bw2" {
                     *d = WIDTHS.to_vec();
                 }
             }
-            // A cast to the same width (a change of sign) is padded too:
-            // unlike a split, no other rule reaches it at these lane counts.
-            let mut conds = vec![format!("(= ?m (/ (* ?n {num}) {den}))"), "(= ?p (- ?m ?n))".to_string()];
-            conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
+            free
+        };
+        // A pad (`op<n>` is the low lanes of `op<m>` of padded operands)
+        // and its dup (`op<m>` of padded operands is `op<n>` padded).
+        let mut pair = |family: &str, wide: &str, dup_rhs: String, conds: Vec<String>, free: Vec<(String, Vec<i128>)>, why: [&str; 2]| {
             out.push(Split {
                 op: op.clone(),
                 name: format!("synth.pad-{op}.{family}"),
@@ -120,50 +122,28 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
                 rhs: format!("(slice (t {out_sign} {out_e} ?n) ?m 0 1 {wide})"),
                 conds: conds.clone(),
                 free: free.clone(),
-                provenance: format!("{provenance}; padded to the next power of two with its own first lanes"),
+                provenance: format!("{provenance}; {}", why[0]),
             });
-            out.push(Split {
-                op: op.clone(),
-                name: format!("synth.dup-{op}.{family}"),
-                lhs: wide.clone(),
-                rhs: padded(out_sign, out_e, "?n", &narrow, false),
-                conds,
-                free,
-                provenance: format!("{provenance}; the op of padded operands is the padded op"),
-            });
+            out.push(Split { op: op.clone(), name: format!("synth.dup-{op}.{family}"), lhs: wide.to_string(), rhs: dup_rhs, conds, free, provenance: format!("{provenance}; {}", why[1]) });
+        };
+        for (family, num, den, lanes) in FAMILIES {
+            // A cast to the same width (a change of sign) is padded too:
+            // unlike a split, no other rule reaches it at these lane counts.
+            let mut conds = vec![format!("(= ?m (/ (* ?n {num}) {den}))"), "(= ?p (- ?m ?n))".to_string()];
+            conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
+            let why = ["padded to the next power of two with its own first lanes", "the op of padded operands is the padded op"];
+            pair(family, &wide, padded(out_sign, out_e, "?n", &narrow, false), conds, free_at(lanes), why);
         }
         // Doubling: one template per side that is narrower than a
         // register while the sides before it are not, so that no instance
         // is written twice.
-        let mut free = lop.free(DOUBLING_LANES.to_vec());
-        for (v, d) in free.iter_mut() {
-            if v == "bw" || v == "bw2" {
-                *d = WIDTHS.to_vec();
-            }
-        }
         for (k, side) in sides.iter().enumerate() {
             let suffix = if k == 0 { String::new() } else { format!(".{k}") };
             let mut conds = vec!["(= ?m (* 2 ?n))".to_string(), format!("(< {side} {DOUBLING_BITS})")];
             conds.extend(sides[..k].iter().map(|w| format!("(>= {w} {DOUBLING_BITS})")));
             conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
-            out.push(Split {
-                op: op.clone(),
-                name: format!("synth.pad-{op}.x2{suffix}"),
-                lhs: narrow.clone(),
-                rhs: format!("(slice (t {out_sign} {out_e} ?n) ?m 0 1 {doubled})"),
-                conds: conds.clone(),
-                free: free.clone(),
-                provenance: format!("{provenance}; narrower than a register, so doubled, each operand repeated"),
-            });
-            out.push(Split {
-                op: op.clone(),
-                name: format!("synth.dup-{op}.x2{suffix}"),
-                lhs: doubled.clone(),
-                rhs: format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"),
-                conds,
-                free: free.clone(),
-                provenance: format!("{provenance}; the op of repeated operands is the op repeated"),
-            });
+            let why = ["narrower than a register, so doubled, each operand repeated", "the op of repeated operands is the op repeated"];
+            pair(&format!("x2{suffix}"), &doubled, format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"), conds, free_at(&DOUBLING_LANES), why);
         }
     }
     out
