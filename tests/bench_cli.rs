@@ -372,6 +372,11 @@ int main(void) {
         r512 = _mm512_srav_epi32(z, small); out(&r512, 64);
         __mmask32 k32 = _mm512_cmpgt_epi16_mask(z, z2); out(&k32, 4);
         k32 = _mm512_cmpgt_epi16_mask(z, z); out(&k32, 4);
+        __m128i r128;
+        r128 = _mm256_cvtepi32_epi16(y); out(&r128, 16);
+        r128 = _mm256_cvtepi16_epi8(y); out(&r128, 16);
+        r128 = _mm256_cvtusepi16_epi8(y); out(&r128, 16);
+        r256 = _mm256_broadcast_i32x4(_mm256_castsi256_si128(y)); out(&r256, 32);
     }
     return 0;
 }

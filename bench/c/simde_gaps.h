@@ -132,4 +132,36 @@ static inline simde__mmask32 misaal_mm512_cmpgt_epi16_mask(simde__m512i a, simde
 #define _mm256_srai_epi64(a, imm) misaal_srai64_256(a, imm)
 #endif
 
+/* AVX-512VL's 256-bit narrowings (a doubled narrow vector's last step):
+ * each 128-bit half narrowed in lane order by a 128-bit pack, the lanes
+ * first masked (truncation) or clamped (unsigned saturation) so that the
+ * pack's own saturation never acts. */
+#ifndef _mm256_cvtepi32_epi16
+static inline simde__m128i misaal_mm256_cvtepi32_epi16(simde__m256i a) {
+    simde__m128i low = simde_mm_set1_epi32(0xFFFF);
+    return simde_mm_packus_epi32(simde_mm_and_si128(simde_mm256_castsi256_si128(a), low), simde_mm_and_si128(simde_mm256_extracti128_si256(a, 1), low));
+}
+#define _mm256_cvtepi32_epi16(a) misaal_mm256_cvtepi32_epi16(a)
+#endif
+
+#ifndef _mm256_cvtepi16_epi8
+static inline simde__m128i misaal_mm256_cvtepi16_epi8(simde__m256i a) {
+    simde__m128i low = simde_mm_set1_epi16(0xFF);
+    return simde_mm_packus_epi16(simde_mm_and_si128(simde_mm256_castsi256_si128(a), low), simde_mm_and_si128(simde_mm256_extracti128_si256(a, 1), low));
+}
+#define _mm256_cvtepi16_epi8(a) misaal_mm256_cvtepi16_epi8(a)
+#endif
+
+#ifndef _mm256_cvtusepi16_epi8
+static inline simde__m128i misaal_mm256_cvtusepi16_epi8(simde__m256i a) {
+    simde__m128i max = simde_mm_set1_epi16(255);
+    return simde_mm_packus_epi16(simde_mm_min_epu16(simde_mm256_castsi256_si128(a), max), simde_mm_min_epu16(simde_mm256_extracti128_si256(a, 1), max));
+}
+#define _mm256_cvtusepi16_epi8(a) misaal_mm256_cvtusepi16_epi8(a)
+#endif
+
+#ifndef _mm256_broadcast_i32x4
+#define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
+#endif
+
 #endif
