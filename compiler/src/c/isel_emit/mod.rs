@@ -943,6 +943,11 @@ impl Emitter<'_> {
             offset += bytes;
         }
         let bits = whole.total_bits() as u32;
+        // Narrower than any vector register (x86's 64 bits: a long long),
+        // it stays in memory for the concat or store that reads it next.
+        if self.below_registers(bits) {
+            return Ok(Val::Arr(tmp, whole));
+        }
         if self.reg_type(bits).is_ok() {
             let r = self.load_reg(bits, &tmp)?;
             return Ok(Val::Reg(r, bits));
