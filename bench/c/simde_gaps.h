@@ -160,6 +160,18 @@ static inline simde__m128i misaal_mm256_cvtusepi16_epi8(simde__m256i a) {
 #define _mm256_cvtusepi16_epi8(a) misaal_mm256_cvtusepi16_epi8(a)
 #endif
 
+#ifndef _mm_srav_epi16
+/* i16 >> per-lane count (AVX-512BW/VL vpsravw at 128 bits): sign-extended
+ * to 32 bits, where vpsravd also fills with the sign for any count over
+ * 31, shifted, and packed back (every result fits 16 bits, so the signed
+ * pack never saturates). */
+static inline simde__m128i misaal_mm_srav_epi16(simde__m128i a, simde__m128i count) {
+    simde__m256i r = simde_mm256_srav_epi32(simde_mm256_cvtepi16_epi32(a), simde_mm256_cvtepu16_epi32(count));
+    return simde_mm_packs_epi32(simde_mm256_castsi256_si128(r), simde_mm256_extracti128_si256(r, 1));
+}
+#define _mm_srav_epi16(a, count) misaal_mm_srav_epi16(a, count)
+#endif
+
 #ifndef _mm256_broadcast_i32x4
 #define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
 #endif
