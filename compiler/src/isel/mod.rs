@@ -111,6 +111,13 @@ impl Target {
         Ok(Target { isa, desc, instrs, halide, status, costs, vector_widths: widths.to_vec(), register_bits })
     }
 
+    /// The narrowest vector register (x86's xmm, 128 bits; NEON's D, 64):
+    /// a vector narrower than it is held in memory, and the glue around it
+    /// copies bytes.
+    pub fn narrowest_register_bits(&self) -> i64 {
+        self.vector_widths.iter().min().map_or(self.register_bits, |&w| w as i64)
+    }
+
     /// The target of a Stmt whose header says `target=`, or of `--target`,
     /// costed for the CPU `cpu` names (a Halide target or feature list:
     /// the same string, or `--target-features`).
@@ -464,8 +471,7 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
 
     let t = Instant::now();
     let mut graph = Graph::from_egraph(&egraph, &Graph::layouts(&target.halide, loaded.instructions()))?;
-    let narrowest = target.desc.vector_widths.iter().min().map_or(target.register_bits, |&w| w as i64);
-    graph.mark_glue(target.register_bits, target.desc.sub_register_values, narrowest);
+    graph.mark_glue(target.register_bits, target.desc.sub_register_values, target.narrowest_register_bits());
     let classes = encode::canonical_classes(&egraph, &dag);
     // Extraction reads the copy in `graph`: the e-graph and its compiled
     // rules (a third of a compile's peak heap) go before it allocates.

@@ -858,7 +858,7 @@ impl Emitter<'_> {
     /// register (x86's 64-bit class is a scalar register, not a vector
     /// one): two such halves are joined through memory.
     fn below_registers(&mut self, bits: u32) -> bool {
-        self.isel().target.desc.vector_widths.iter().all(|&w| i128::from(bits) < w)
+        i64::from(bits) < self.isel().target.narrowest_register_bits()
     }
 
     /// A lane array of type `t` copied from the address `at` (a C
