@@ -35,12 +35,37 @@ impl Ground {
         }
     }
 
-    fn nodes<'a>(&'a self, out: &mut Vec<&'a Ground>) {
+    pub(crate) fn nodes<'a>(&'a self, out: &mut Vec<&'a Ground>) {
         if let Ground::Node(_, kids) = self {
             out.push(self);
             kids.iter().for_each(|k| k.nodes(out));
         }
     }
+}
+
+/// An op's head: its name, its type and generics, and the shape of each
+/// operand (a variable, or the op at its root), e.g. `shr (t 0 8 16) 0 _
+/// broadcast`. Two left sides with one head match the same terms.
+pub fn head(g: &Ground) -> Option<String> {
+    let Ground::Node(op, kids) = g else { return None };
+    let mut out = op.clone();
+    for k in kids {
+        out.push(' ');
+        match k {
+            Ground::Int(v) => out.push_str(&v.to_string()),
+            Ground::Var(_) => out.push('_'),
+            Ground::Node(h, ks) if h == "t" => out.push_str(&format!("{ks:?}")),
+            Ground::Node(h, _) => out.push_str(h),
+        }
+    }
+    Some(out)
+}
+
+/// The op nodes of `g`, root first (types left out).
+pub fn op_nodes<'a>(g: &'a Ground, out: &mut Vec<&'a Ground>) {
+    let mut all = Vec::new();
+    g.nodes(&mut all);
+    out.extend(all.into_iter().filter(|n| !matches!(n, Ground::Node(h, _) if h == "t")));
 }
 
 /// `t` at `env` (None where a numeric expression does not evaluate).

@@ -76,7 +76,7 @@ fn width_text(mult: u32) -> &'static str {
 
 /// Deterministic inputs: random words, then all-ones, zero and the
 /// sign-bit patterns of every lane width (the edges where signs differ).
-fn inputs(arity: usize, widths: &[u32], cases: usize, seed: u64) -> Vec<Vec<BitVec>> {
+pub(super) fn inputs(arity: usize, widths: &[u32], cases: usize, seed: u64) -> Vec<Vec<BitVec>> {
     let mut x = seed | 1;
     let mut next = || {
         x ^= x << 13;
@@ -407,7 +407,7 @@ struct Probe {
     c: i128,
 }
 
-fn splat(e: i128, n: i128, v: i128) -> BitVec {
+pub(super) fn splat(e: i128, n: i128, v: i128) -> BitVec {
     let lane = BitVec::from_i128(e as u32, v);
     let mut w = BitVec::zero((e * n) as u32);
     for l in 0..n as u32 {

@@ -43,6 +43,8 @@ pub mod pad;
 pub mod fixup;
 /// Reductions of widened lane-wise ops as one instruction (searched).
 pub mod widen_reduce;
+/// Ops no instruction computes at their width, computed at twice it (searched).
+pub mod widen;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -363,6 +365,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
     out.extend(expand::narrowing_expansions(halide));
     out.extend(expand::division_expansions(halide));
     out.extend(expand::modulo_expansions(halide));
+    out.extend(widen::widenings(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),
