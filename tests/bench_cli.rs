@@ -379,6 +379,12 @@ int main(void) {
         r256 = _mm256_broadcast_i32x4(_mm256_castsi256_si128(y)); out(&r256, 32);
         r128 = _mm_srav_epi16(_mm256_castsi256_si128(y), _mm256_castsi256_si128(_mm256_and_si256(y, _mm256_set1_epi16(31)))); out(&r128, 16);
         r128 = _mm_srav_epi16(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1)); out(&r128, 16);
+        __m256i y2; fill(&y2, 32);
+        r256 = _mm256_srav_epi16(y, y2); out(&r256, 32);
+        r256 = _mm256_srav_epi16(y, _mm256_and_si256(y2, _mm256_set1_epi16(15))); out(&r256, 32);
+        r512 = _mm512_cvtepu32_epi64(y); out(&r512, 64);
+        r256 = _mm512_cvtusepi32_epi16(z); out(&r256, 32);
+        r256 = _mm512_cvtusepi64_epi32(z); out(&r256, 32);
     }
     return 0;
 }

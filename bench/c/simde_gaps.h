@@ -172,6 +172,47 @@ static inline simde__m128i misaal_mm_srav_epi16(simde__m128i a, simde__m128i cou
 #define _mm_srav_epi16(a, count) misaal_mm_srav_epi16(a, count)
 #endif
 
+#ifndef _mm256_srav_epi16
+/* vpsravw at 256 bits: each 128-bit half as _mm_srav_epi16 above. */
+static inline simde__m256i misaal_mm256_srav_epi16(simde__m256i a, simde__m256i count) {
+    simde__m128i lo = misaal_mm_srav_epi16(simde_mm256_castsi256_si128(a), simde_mm256_castsi256_si128(count));
+    simde__m128i hi = misaal_mm_srav_epi16(simde_mm256_extracti128_si256(a, 1), simde_mm256_extracti128_si256(count, 1));
+    return simde_mm256_inserti128_si256(simde_mm256_castsi128_si256(lo), hi, 1);
+}
+#define _mm256_srav_epi16(a, count) misaal_mm256_srav_epi16(a, count)
+#endif
+
+#ifndef _mm512_cvtepu32_epi64
+static inline simde__m512i misaal_mm512_cvtepu32_epi64(simde__m256i a) {
+    return misaal_join256(simde_mm256_cvtepu32_epi64(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepu32_epi64(simde_mm256_extracti128_si256(a, 1)));
+}
+#define _mm512_cvtepu32_epi64(a) misaal_mm512_cvtepu32_epi64(a)
+#endif
+
+#ifndef _mm512_cvtusepi32_epi16
+/* u32 -> u16 with unsigned saturation (vpmovusdw), lane by lane. */
+static inline simde__m256i misaal_mm512_cvtusepi32_epi16(simde__m512i a) {
+    uint32_t in[16];
+    uint16_t res[16];
+    simde_mm512_storeu_si512(in, a);
+    for (int i = 0; i < 16; i++) res[i] = in[i] > 0xFFFFu ? 0xFFFFu : (uint16_t)in[i];
+    return simde_mm256_loadu_si256(res);
+}
+#define _mm512_cvtusepi32_epi16(a) misaal_mm512_cvtusepi32_epi16(a)
+#endif
+
+#ifndef _mm512_cvtusepi64_epi32
+/* u64 -> u32 with unsigned saturation (vpmovusqd), lane by lane. */
+static inline simde__m256i misaal_mm512_cvtusepi64_epi32(simde__m512i a) {
+    uint64_t in[8];
+    uint32_t res[8];
+    simde_mm512_storeu_si512(in, a);
+    for (int i = 0; i < 8; i++) res[i] = in[i] > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)in[i];
+    return simde_mm256_loadu_si256(res);
+}
+#define _mm512_cvtusepi64_epi32(a) misaal_mm512_cvtusepi64_epi32(a)
+#endif
+
 #ifndef _mm256_broadcast_i32x4
 #define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
 #endif
