@@ -385,6 +385,7 @@ int main(void) {
         r512 = _mm512_cvtepu32_epi64(y); out(&r512, 64);
         r256 = _mm512_cvtusepi32_epi16(z); out(&r256, 32);
         r256 = _mm512_cvtusepi64_epi32(z); out(&r256, 32);
+        r128 = _mm256_cvtusepi32_epi16(y); out(&r128, 16);
     }
     return 0;
 }

@@ -213,6 +213,18 @@ static inline simde__m256i misaal_mm512_cvtusepi64_epi32(simde__m512i a) {
 #define _mm512_cvtusepi64_epi32(a) misaal_mm512_cvtusepi64_epi32(a)
 #endif
 
+#ifndef _mm256_cvtusepi32_epi16
+/* u32 -> u16 with unsigned saturation (vpmovusdw at 256 bits), lane by lane. */
+static inline simde__m128i misaal_mm256_cvtusepi32_epi16(simde__m256i a) {
+    uint32_t in[8];
+    uint16_t res[8];
+    simde_mm256_storeu_si256(in, a);
+    for (int i = 0; i < 8; i++) res[i] = in[i] > 0xFFFFu ? 0xFFFFu : (uint16_t)in[i];
+    return simde_mm_loadu_si128(res);
+}
+#define _mm256_cvtusepi32_epi16(a) misaal_mm256_cvtusepi32_epi16(a)
+#endif
+
 #ifndef _mm256_broadcast_i32x4
 #define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
 #endif
