@@ -44,8 +44,8 @@ impl Ground {
 }
 
 /// An op's head: its name, its type and generics, and the shape of each
-/// operand (a variable, or the op at its root), e.g. `shr (t 0 8 16) 0 _
-/// broadcast`. Two left sides with one head match the same terms.
+/// operand (a variable, the op at its root, or a broadcast and its value),
+/// e.g. `shr (t 0 8 16) 0 _ broadcast(3)`. Two left sides with one head match the same terms.
 pub fn head(g: &Ground) -> Option<String> {
     let Ground::Node(op, kids) = g else { return None };
     let mut out = op.clone();
@@ -55,7 +55,27 @@ pub fn head(g: &Ground) -> Option<String> {
             Ground::Int(v) => out.push_str(&v.to_string()),
             Ground::Var(_) => out.push('_'),
             Ground::Node(h, ks) if h == "t" => out.push_str(&format!("{ks:?}")),
+            // A broadcast constant is part of the shape: a rule for `x / 2`
+            // does not lower `x / 7`.
+            Ground::Node(h, ks) if h == "broadcast" => match ks.last() {
+                Some(Ground::Int(v)) => out.push_str(&format!("broadcast({v})")),
+                _ => out.push_str("broadcast(_)"),
+            },
             Ground::Node(h, _) => out.push_str(h),
+        }
+    }
+    Some(out)
+}
+
+/// An op's head without its operands' shapes: name, type and generics.
+pub fn op_key(g: &Ground) -> Option<String> {
+    let Ground::Node(op, kids) = g else { return None };
+    let mut out = op.clone();
+    for k in kids {
+        match k {
+            Ground::Int(v) => out.push_str(&format!(" {v}")),
+            Ground::Node(h, ks) if h == "t" => out.push_str(&format!(" {ks:?}")),
+            _ => {}
         }
     }
     Some(out)

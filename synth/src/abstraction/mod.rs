@@ -13,6 +13,7 @@
 //!    sets, written as `(in ?v ...)`) as cover them exactly, so the written
 //!    rule has no instance that was not proved.
 
+pub mod fallback;
 pub mod fit;
 pub mod loops;
 pub mod run;

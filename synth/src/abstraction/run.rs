@@ -9,7 +9,7 @@ use misaal_isa::SpecLibrary;
 use misaal_verifier::audit::{AuditConfig, Job, Libraries, Verdict, VerdictCache, load_rules, plan, run_job};
 use rayon::prelude::*;
 use super::loops::Ground;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// What the phase produced.
@@ -215,43 +215,7 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
         rules.push(r.pop().ok_or("no rule")?);
     }
     let widths = misaal_rulesets::X86_VECTOR_WIDTHS.as_slice();
-    // The widened forms (`crate::legalize::widen`) are fallbacks: an
-    // instance is tried only where no instruction rule and no other
-    // expansion has the op, at its type and operand shape, as its left side.
-    let widened = |k: usize| splits[k].name.starts_with(crate::legalize::widen::PREFIX);
-    // The left sides that lower an op (instruction rules and the other
-    // expansions), by head and by root op.
-    let (covered, by_op): (HashSet<String>, HashMap<String, Vec<Ground>>) = {
-        let helper = |k: usize| ["synth.split-", "synth.pad-", "synth.dup-", "synth.slice-concat-", "synth.commute-"].iter().any(|p| splits[k].name.starts_with(p));
-        let mut lhs: Vec<Ground> = lowered.iter().cloned().collect();
-        for (_, r) in rules.iter().enumerate().filter(|(k, _)| !widened(*k) && !helper(*k)) {
-            for env in misaal_rulesets::instantiations(r, widths).unwrap_or_default() {
-                lhs.extend(super::loops::sides(r, &env).map(|(l, _)| l));
-            }
-        }
-        let mut by_op: HashMap<String, Vec<Ground>> = HashMap::new();
-        for l in &lhs {
-            if let Ground::Node(op, _) = l {
-                by_op.entry(op.clone()).or_default().push(l.clone());
-            }
-        }
-        (lhs.iter().filter_map(super::loops::head).collect(), by_op)
-    };
-    // A widened instance is kept only where its op has no lowering at its
-    // own width, and every op its right side builds at the wide type has one
-    // (a 16-bit division by a vector widens to a 32-bit one nothing lowers).
-    let keep_widened = |(l, r): (Ground, Ground)| {
-        let lowers = |n: &Ground| matches!(n, Ground::Node(op, _) if by_op.get(op).is_some_and(|ps| ps.iter().any(|p| super::loops::feeds(n, p))));
-        let mut built = Vec::new();
-        super::loops::op_nodes(&r, &mut built);
-        super::loops::head(&l).is_some_and(|h| !covered.contains(&h)) && built.iter().filter(|n| !matches!(n, Ground::Node(op, _) if ["cast", "broadcast"].contains(&op.as_str()))).all(|n| lowers(n))
-    };
-    let jobs: Vec<(usize, misaal_rulesets::Assignment)> = rules
-        .iter()
-        .enumerate()
-        .flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e)))
-        .filter(|(k, e)| !widened(*k) || super::loops::sides(&rules[*k], e).is_some_and(keep_widened))
-        .collect();
+    let jobs = super::fallback::jobs(&splits, &rules, widths, &lowered);
     let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(libs, &rules[*k], env, cfg, cache)).collect();
     out.split_tried = jobs.len();
     out.times.split_proofs = t.elapsed().as_secs_f64();

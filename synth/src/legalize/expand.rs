@@ -691,7 +691,7 @@ pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
 /// Expansions of unsigned 16-bit division by a constant c (no x86
 /// instruction divides): the right side is searched over
 /// `shr(mul_shift_right(x, broadcast m, 16), broadcast s)` (the high half
-/// of a product, then a shift), for every c from 3 to 64 that is not a
+/// of a product, then a shift), for every c from 3 to 255 that is not a
 /// power of two, every s below 16 and the one multiplier m = ceil(2^(16+s)
 /// / c) that can floor every quotient for that s. A candidate is screened
 /// on every u16 value in integer arithmetic, then checked against Halide's
@@ -720,7 +720,7 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
             w
         })
         .collect();
-    for c in 3u64..=64 {
+    for c in 3u64..=255 {
         if c.is_power_of_two() {
             continue;
         }

@@ -45,6 +45,8 @@ pub mod fixup;
 pub mod widen_reduce;
 /// Ops no instruction computes at their width, computed at twice it (searched).
 pub mod widen;
+/// Signed division, negative divisors and `mod`, through unsigned division (searched).
+pub mod divide;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -366,6 +368,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
     out.extend(expand::division_expansions(halide));
     out.extend(expand::modulo_expansions(halide));
     out.extend(widen::widenings(halide));
+    out.extend(divide::divisions(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),

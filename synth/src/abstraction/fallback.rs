@@ -1,0 +1,109 @@
+//! Which instances of the fallback templates are worth proving.
+//!
+//! `legalize::widen` (an op computed at twice its width) and
+//! `legalize::divide` (signed division and `mod` through unsigned division)
+//! write a rule for every op they can, but such a rule only helps where
+//! nothing else lowers the op, and only if what its right side builds is
+//! lowered. An instance is tried when no instruction rule and no other
+//! expansion has its left side's head (op, type and operand shapes, as
+//! `loops::head`), and every op its right side builds (casts and
+//! broadcasts aside) is matched by some lowering's left side. The tiers go
+//! in order, each seeing the instances the ones before it kept: a signed
+//! 8-bit division divides unsigned 8-bit values, which only the widened
+//! 8-bit division lowers.
+
+use super::loops::{self, Ground};
+use crate::legalize::Split;
+use misaal_rulesets::{Assignment, Rule};
+use std::collections::{HashMap, HashSet};
+
+/// The fallback tiers, in the order they are decided.
+const TIERS: [&str; 2] = [crate::legalize::widen::PREFIX, crate::legalize::divide::PREFIX];
+
+/// Templates that lower nothing themselves: splits, pads, slices of
+/// concats and commutations.
+const HELPERS: [&str; 5] = ["synth.split-", "synth.pad-", "synth.dup-", "synth.slice-concat-", "synth.commute-"];
+
+fn tier(name: &str) -> Option<usize> {
+    TIERS.iter().position(|p| name.starts_with(p))
+}
+
+/// The left sides that lower an op, by head and by root op.
+#[derive(Default)]
+struct Lowerings {
+    heads: HashSet<String>,
+    /// `loops::op_key` of every lowering.
+    ops: HashSet<String>,
+    by_op: HashMap<String, Vec<Ground>>,
+}
+
+impl Lowerings {
+    fn add(&mut self, l: Ground) {
+        if let Some(h) = loops::head(&l) {
+            self.heads.insert(h);
+        }
+        if let Some(k) = loops::op_key(&l) {
+            self.ops.insert(k);
+        }
+        if let Ground::Node(op, _) = &l {
+            self.by_op.entry(op.clone()).or_default().push(l);
+        }
+    }
+
+    fn lowers(&self, n: &Ground) -> bool {
+        matches!(n, Ground::Node(op, _) if self.by_op.get(op).is_some_and(|ps| ps.iter().any(|p| loops::feeds(n, p))))
+    }
+
+    /// Whether an instance `l => r` may help. A left side over variables
+    /// only (`shr(x, y)`) would also match every term a lowering of the op
+    /// at some constant (`shr(x, 3)`) matches, and saturation would widen
+    /// those too: it is kept only where no lowering has the op at its type.
+    fn keeps(&self, l: &Ground, r: &Ground) -> bool {
+        let mut built = Vec::new();
+        loops::op_nodes(r, &mut built);
+        let general = matches!(l, Ground::Node(_, ks) if ks.iter().all(|k| !matches!(k, Ground::Node(h, _) if h != "t")));
+        let covered = if general { loops::op_key(l).is_some_and(|k| self.ops.contains(&k)) } else { loops::head(l).is_some_and(|h| self.heads.contains(&h)) };
+        !covered
+            && built.iter().filter(|n| !matches!(n, Ground::Node(op, _) if op == "cast" || op == "broadcast")).all(|n| self.lowers(n))
+    }
+}
+
+/// Every instance of `rules` (the templates of `splits`) at `widths`, the
+/// fallback templates' only where they may help. `lowered` holds the left
+/// sides the instruction rules lower.
+pub fn jobs(splits: &[Split], rules: &[Rule], widths: &[i128], lowered: &HashSet<Ground>) -> Vec<(usize, Assignment)> {
+    let all: Vec<(usize, Assignment)> =
+        rules.iter().enumerate().flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e))).collect();
+    let mut low = Lowerings::default();
+    lowered.iter().cloned().for_each(|l| low.add(l));
+    for (k, e) in &all {
+        let name = &splits[*k].name;
+        if tier(name).is_none() && !HELPERS.iter().any(|p| name.starts_with(p)) {
+            if let Some((l, _)) = loops::sides(&rules[*k], e) {
+                low.add(l);
+            }
+        }
+    }
+    // Each tier to a fixpoint (a negative divisor divides by the positive
+    // one, which the same tier's signed division lowers).
+    let mut keep: Vec<bool> = all.iter().map(|(k, _)| tier(&splits[*k].name).is_none()).collect();
+    for t in 0..TIERS.len() {
+        loop {
+            let mut kept = Vec::new();
+            for (i, (k, e)) in all.iter().enumerate() {
+                if keep[i] || tier(&splits[*k].name) != Some(t) {
+                    continue;
+                }
+                if let Some((l, _)) = loops::sides(&rules[*k], e).filter(|(l, r)| low.keeps(l, r)) {
+                    keep[i] = true;
+                    kept.push(l);
+                }
+            }
+            if kept.is_empty() {
+                break;
+            }
+            kept.into_iter().for_each(|l| low.add(l));
+        }
+    }
+    all.into_iter().zip(keep).filter(|(_, k)| *k).map(|(j, _)| j).collect()
+}
