@@ -19,6 +19,7 @@ mod halide19_kernels;
 mod isel;
 mod let_roots;
 mod narrow_lanes;
+mod widened_ops;
 mod odd_lanes;
 mod rules_selection;
 mod scalar_kernels;
