@@ -199,6 +199,7 @@ pub fn mca_cycles(mca: &Path, arch: Arch, cpu: &str, body: &[Ins]) -> Result<f64
 /// loops, their instructions, how many loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Estimate {
+    /// NaN where the object has no inner loop.
     pub cycles: f64,
     /// Each inner loop's cycles per byte it writes ([`bytes_per_iteration`]),
     /// summed over the loops; NaN if a loop's bytes could not be read (ARM,
@@ -363,6 +364,12 @@ pub fn estimate(tools: &Tools, arch: Arch, cpu: &str, obj: &Path) -> Result<Esti
         e.cycles_per_byte += bytes_per_iteration(arch, body).map_or(f64::NAN, |b| cycles / b as f64);
         e.instrs += body.len();
         e.loops += 1;
+    }
+    if e.loops == 0 {
+        // No inner loop (straight-line code, or a loop fully unrolled):
+        // nothing estimated, not zero cycles.
+        e.cycles = f64::NAN;
+        e.cycles_per_byte = f64::NAN;
     }
     Ok(e)
 }

@@ -344,7 +344,7 @@ pub fn bench(cfg: &Config) -> Result<ExitCode, String> {
 
 /// One row as it comes.
 fn print_row(r: &BenchRow) {
-    let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else { "mca -".into() };
+    let mca = if r.ours_mca_cycles.is_finite() { format!("mca ours {:>6.1} halide {:>6.1} {:>5.2}x per byte {:>5.2}x", r.ours_mca_cycles, r.halide_mca_cycles, r.mca_speedup, r.mca_per_byte_speedup) } else if r.ours_mca_loops == Some(0) { "mca - (no inner loop in ours)".into() } else { "mca -".into() };
     // Not measured (a SIMDe row's times) prints as `-`.
     let n = |x: f64, w: usize, p: usize| if x.is_finite() { format!("{x:>w$.p$}") } else { format!("{:>w$}", "-") };
     println!(
