@@ -190,6 +190,51 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
         }
     }
     out.extend(saturating_widenings(halide));
+    out.extend(stepped_widenings(halide));
+    out
+}
+
+/// Casts to four or eight times the width, which the enumeration (128-bit
+/// units over whole registers) never meets: searched over two casts
+/// through every intermediate width and sign, the first equal on random
+/// and edge inputs kept (x86 then has a one-step rule for each).
+fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
+    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let mut out = Vec::new();
+    for e in [8i128, 16] {
+        for e2 in [4 * e, 8 * e] {
+            if e2 > 64 {
+                continue;
+            }
+            for (s, s2) in [(0i128, 0i128), (0, 1), (1, 0), (1, 1)] {
+                let generics = |n: i128| vec![s, e, n, s2, e2];
+                let mids = (1..).map(|k| e << k).take_while(|&m| m < e2).flat_map(|m| [(s, m), (1 - s, m)]);
+                let cands = mids.map(|(sm, m)| Tm::op("cast", sm, m, vec![s2, e2], vec![Tm::op("cast", s, e, vec![sm, m], vec![Tm::X(0)])]));
+                let agrees_at = |t: &Tm| {
+                    [4i128, 8].iter().all(|&n| {
+                        let Ok((_, lhs)) = halide.instantiate("cast", &generics(n)) else { return false };
+                        inputs(1, &[(e * n) as u32], 48, 0x7374_6570 ^ (e * n) as u64).iter().all(|xs| lhs.eval(xs).ok() == t.eval(halide, n, xs))
+                    })
+                };
+                let Some(rhs) = cands.into_iter().find(|t| agrees_at(t)) else { continue };
+                let ns: Vec<i128> = super::register_lanes(&[e2]).into_iter().filter(|n| n * e2 <= super::widest_bits()).collect();
+                out.push(Split {
+                    op: "cast".into(),
+                    name: format!("{PREFIX}cast-{}{e}-{}{e2}", letter(s), letter(s2)),
+                    lhs: format!("(cast (t {s} {e} ?n) {s2} {e2} ?x0)"),
+                    rhs: rhs.text(),
+                    conds: vec![],
+                    free: vec![("n".into(), ns)],
+                    provenance: format!(
+                        "phase legalize; searched over cast(cast(x)) through every intermediate width and sign: the cast from {}{e} to {}{e2} is `{}` (equal on random and edge inputs at 4 and 8 lanes)",
+                        letter(s),
+                        letter(s2),
+                        rhs.text()
+                    ),
+                });
+            }
+        }
+    }
     out
 }
 
@@ -372,5 +417,7 @@ mod tests {
         assert_eq!(rhs("synth.widened-saturating_cast-u8-u16"), "(cast (t 0 8 ?n) 0 16 ?x0)");
         assert_eq!(rhs("synth.widened-saturating_cast-i8-u16"), "(cast (t 1 8 ?n) 0 16 (max (t 1 8 ?n) ?x0 (broadcast (t 1 8 ?n) 0)))");
         assert_eq!(rhs("synth.widened-saturating_cast-u8-i8"), "(cast (t 0 8 ?n) 1 8 (min (t 0 8 ?n) ?x0 (broadcast (t 0 8 ?n) 127)))");
+        // A cast by four times the width, in two doubling steps.
+        assert_eq!(rhs("synth.widened-cast-u8-i32"), "(cast (t 0 16 ?n) 1 32 (cast (t 0 8 ?n) 0 16 ?x0))");
     }
 }
