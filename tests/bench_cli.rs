@@ -386,6 +386,10 @@ int main(void) {
         r256 = _mm512_cvtusepi32_epi16(z); out(&r256, 32);
         r256 = _mm512_cvtusepi64_epi32(z); out(&r256, 32);
         r128 = _mm256_cvtusepi32_epi16(y); out(&r128, 16);
+        r128 = _mm_sllv_epi16(_mm256_castsi256_si128(y), _mm256_castsi256_si128(y2)); out(&r128, 16);
+        r128 = _mm_srlv_epi16(_mm256_castsi256_si128(y), _mm256_castsi256_si128(_mm256_and_si256(y2, _mm256_set1_epi16(31)))); out(&r128, 16);
+        r256 = _mm256_sllv_epi16(y, _mm256_and_si256(y2, _mm256_set1_epi16(31))); out(&r256, 32);
+        r256 = _mm256_srlv_epi16(y, y2); out(&r256, 32);
     }
     return 0;
 }

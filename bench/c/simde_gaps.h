@@ -225,6 +225,32 @@ static inline simde__m128i misaal_mm256_cvtusepi32_epi16(simde__m256i a) {
 #define _mm256_cvtusepi32_epi16(a) misaal_mm256_cvtusepi32_epi16(a)
 #endif
 
+/* vpsllvw / vpsrlvw at 128 and 256 bits (AVX-512BW/VL): zero-extended to
+ * 32 bits, where vpsllvd/vpsrlvd also give 0 for any count over 31,
+ * shifted, masked to 16 bits and packed back (no lane saturates). */
+static inline simde__m128i misaal_shv_epi16(simde__m128i a, simde__m128i count, int left) {
+    simde__m256i x = simde_mm256_cvtepu16_epi32(a), c = simde_mm256_cvtepu16_epi32(count);
+    simde__m256i r = simde_mm256_and_si256(left ? simde_mm256_sllv_epi32(x, c) : simde_mm256_srlv_epi32(x, c), simde_mm256_set1_epi32(0xFFFF));
+    return simde_mm_packus_epi32(simde_mm256_castsi256_si128(r), simde_mm256_extracti128_si256(r, 1));
+}
+static inline simde__m256i misaal_shv256_epi16(simde__m256i a, simde__m256i count, int left) {
+    simde__m128i lo = misaal_shv_epi16(simde_mm256_castsi256_si128(a), simde_mm256_castsi256_si128(count), left);
+    simde__m128i hi = misaal_shv_epi16(simde_mm256_extracti128_si256(a, 1), simde_mm256_extracti128_si256(count, 1), left);
+    return simde_mm256_inserti128_si256(simde_mm256_castsi128_si256(lo), hi, 1);
+}
+#ifndef _mm_sllv_epi16
+#define _mm_sllv_epi16(a, count) misaal_shv_epi16(a, count, 1)
+#endif
+#ifndef _mm_srlv_epi16
+#define _mm_srlv_epi16(a, count) misaal_shv_epi16(a, count, 0)
+#endif
+#ifndef _mm256_sllv_epi16
+#define _mm256_sllv_epi16(a, count) misaal_shv256_epi16(a, count, 1)
+#endif
+#ifndef _mm256_srlv_epi16
+#define _mm256_srlv_epi16(a, count) misaal_shv256_epi16(a, count, 0)
+#endif
+
 #ifndef _mm256_broadcast_i32x4
 #define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
 #endif
