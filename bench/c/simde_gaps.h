@@ -9,6 +9,7 @@
 #ifndef MISAAL_SIMDE_GAPS_H
 #define MISAAL_SIMDE_GAPS_H
 #include <simde/x86/avx512.h>
+#include <string.h>
 
 static inline simde__m512i misaal_join256(simde__m256i lo, simde__m256i hi) {
     return simde_mm512_inserti64x4(simde_mm512_castsi256_si512(lo), hi, 1);
@@ -189,37 +190,49 @@ static inline simde__m512i misaal_mm512_cvtepu32_epi64(simde__m256i a) {
 #define _mm512_cvtepu32_epi64(a) misaal_mm512_cvtepu32_epi64(a)
 #endif
 
+/* Unsigned saturating narrowing, lane by lane: n little-endian lanes of
+ * `from` bytes at `in`, each clamped to the largest `to`-byte value. */
+static inline void misaal_usat_narrow(const void *in, void *out, int n, int from, int to) {
+    uint64_t max = to == 8 ? ~0ull : (1ull << (8 * to)) - 1;
+    for (int i = 0; i < n; i++) {
+        uint64_t v = 0;
+        memcpy(&v, (const char *)in + i * from, (size_t)from);
+        v = v > max ? max : v;
+        memcpy((char *)out + i * to, &v, (size_t)to);
+    }
+}
+
 #ifndef _mm512_cvtusepi32_epi16
-/* u32 -> u16 with unsigned saturation (vpmovusdw), lane by lane. */
+/* u32 -> u16 with unsigned saturation (vpmovusdw). */
 static inline simde__m256i misaal_mm512_cvtusepi32_epi16(simde__m512i a) {
     uint32_t in[16];
     uint16_t res[16];
     simde_mm512_storeu_si512(in, a);
-    for (int i = 0; i < 16; i++) res[i] = in[i] > 0xFFFFu ? 0xFFFFu : (uint16_t)in[i];
+    misaal_usat_narrow(in, res, 16, 4, 2);
     return simde_mm256_loadu_si256(res);
 }
 #define _mm512_cvtusepi32_epi16(a) misaal_mm512_cvtusepi32_epi16(a)
 #endif
 
 #ifndef _mm512_cvtusepi64_epi32
-/* u64 -> u32 with unsigned saturation (vpmovusqd), lane by lane. */
+/* u64 -> u32 with unsigned saturation (vpmovusqd). */
 static inline simde__m256i misaal_mm512_cvtusepi64_epi32(simde__m512i a) {
     uint64_t in[8];
     uint32_t res[8];
     simde_mm512_storeu_si512(in, a);
-    for (int i = 0; i < 8; i++) res[i] = in[i] > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)in[i];
+    misaal_usat_narrow(in, res, 8, 8, 4);
     return simde_mm256_loadu_si256(res);
 }
 #define _mm512_cvtusepi64_epi32(a) misaal_mm512_cvtusepi64_epi32(a)
 #endif
 
 #ifndef _mm256_cvtusepi32_epi16
-/* u32 -> u16 with unsigned saturation (vpmovusdw at 256 bits), lane by lane. */
+/* u32 -> u16 with unsigned saturation (vpmovusdw at 256 bits). */
 static inline simde__m128i misaal_mm256_cvtusepi32_epi16(simde__m256i a) {
     uint32_t in[8];
     uint16_t res[8];
     simde_mm256_storeu_si256(in, a);
-    for (int i = 0; i < 8; i++) res[i] = in[i] > 0xFFFFu ? 0xFFFFu : (uint16_t)in[i];
+    misaal_usat_narrow(in, res, 8, 4, 2);
     return simde_mm_loadu_si128(res);
 }
 #define _mm256_cvtusepi32_epi16(a) misaal_mm256_cvtusepi32_epi16(a)

@@ -94,6 +94,15 @@ fn agrees(halide: &SpecLibrary, op: &str, generics: &dyn Fn(i128) -> Vec<i128>, 
     })
 }
 
+/// Whether `t` equals the one-operand `op<generics(n)>` (an E-bit operand)
+/// on random and edge inputs at 4 and 8 lanes.
+fn agrees_unary(halide: &SpecLibrary, op: &str, generics: &dyn Fn(i128) -> Vec<i128>, e: i128, seed: u64, t: &Tm) -> bool {
+    [4i128, 8].iter().all(|&n| {
+        let Ok((_, lhs)) = halide.instantiate(op, &generics(n)) else { return false };
+        inputs(1, &[(e * n) as u32], 48, seed ^ (e * n) as u64).iter().all(|xs| lhs.eval(xs).ok() == t.eval(halide, n, xs))
+    })
+}
+
 /// Lane counts that put the wide type in a register and the narrow one in
 /// at least 128 bits.
 fn lanes(e: i128) -> Vec<i128> {
@@ -210,13 +219,7 @@ fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let generics = |n: i128| vec![s, e, n, s2, e2];
                 let mids = (1..).map(|k| e << k).take_while(|&m| m < e2).flat_map(|m| [(s, m), (1 - s, m)]);
                 let cands = mids.map(|(sm, m)| Tm::op("cast", sm, m, vec![s2, e2], vec![Tm::op("cast", s, e, vec![sm, m], vec![Tm::X(0)])]));
-                let agrees_at = |t: &Tm| {
-                    [4i128, 8].iter().all(|&n| {
-                        let Ok((_, lhs)) = halide.instantiate("cast", &generics(n)) else { return false };
-                        inputs(1, &[(e * n) as u32], 48, 0x7374_6570 ^ (e * n) as u64).iter().all(|xs| lhs.eval(xs).ok() == t.eval(halide, n, xs))
-                    })
-                };
-                let Some(rhs) = cands.into_iter().find(|t| agrees_at(t)) else { continue };
+                let Some(rhs) = cands.into_iter().find(|t| agrees_unary(halide, "cast", &generics, e, 0x7374_6570, t)) else { continue };
                 let ns: Vec<i128> = super::register_lanes(&[e2]).into_iter().filter(|n| n * e2 <= super::widest_bits()).collect();
                 out.push(Split {
                     op: "cast".into(),
@@ -368,13 +371,7 @@ fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let plain = Tm::op("cast", s, e, vec![s2, e2], vec![Tm::X(0)]);
                 let consts = [0i128, 1, (1 << (e - 1)) - 1, (1 << e) - 1];
                 let clamped = same.iter().flat_map(|v| consts.iter().map(move |&k| Tm::op("cast", s, e, vec![s2, e2], vec![Tm::op(v, s, e, vec![], vec![Tm::X(0), Tm::Const(s, e, k)])])));
-                let agrees_at = |t: &Tm| {
-                    [4i128, 8].iter().all(|&n| {
-                        let Ok((_, lhs)) = halide.instantiate("saturating_cast", &generics(n)) else { return false };
-                        inputs(1, &[(e * n) as u32], 48, 0x7361_7477 ^ (e * n) as u64).iter().all(|xs| lhs.eval(xs).ok() == t.eval(halide, n, xs))
-                    })
-                };
-                let Some(rhs) = std::iter::once(plain).chain(clamped).find(|t| agrees_at(t)) else { continue };
+                let Some(rhs) = std::iter::once(plain).chain(clamped).find(|t| agrees_unary(halide, "saturating_cast", &generics, e, 0x7361_7477, t)) else { continue };
                 let ns: Vec<i128> = super::register_lanes(&[e2]).into_iter().filter(|n| n * e2 <= super::widest_bits() && n * e2 >= 128).collect();
                 out.push(Split {
                     op: "saturating_cast".into(),
