@@ -74,29 +74,34 @@ impl Lowerings {
 pub fn jobs(splits: &[Split], rules: &[Rule], widths: &[i128], lowered: &HashSet<Ground>) -> Vec<(usize, Assignment)> {
     let all: Vec<(usize, Assignment)> =
         rules.iter().enumerate().flat_map(|(k, r)| misaal_rulesets::instantiations(r, widths).unwrap_or_default().into_iter().map(move |e| (k, e))).collect();
+    let tiers: Vec<Option<usize>> = all.iter().map(|(k, _)| tier(&splits[*k].name)).collect();
+    // Both sides of each instance, once: the lowerings read the left sides
+    // of all but the helpers, the tiers both sides of their own.
+    let sides: Vec<Option<(Ground, Ground)>> = all
+        .iter()
+        .zip(&tiers)
+        .map(|((k, e), t)| if t.is_some() || !HELPERS.iter().any(|p| splits[*k].name.starts_with(p)) { loops::sides(&rules[*k], e) } else { None })
+        .collect();
     let mut low = Lowerings::default();
     lowered.iter().cloned().for_each(|l| low.add(l));
-    for (k, e) in &all {
-        let name = &splits[*k].name;
-        if tier(name).is_none() && !HELPERS.iter().any(|p| name.starts_with(p)) {
-            if let Some((l, _)) = loops::sides(&rules[*k], e) {
-                low.add(l);
-            }
+    for (side, t) in sides.iter().zip(&tiers) {
+        if let (Some((l, _)), None) = (side, t) {
+            low.add(l.clone());
         }
     }
     // Each tier to a fixpoint (a negative divisor divides by the positive
     // one, which the same tier's signed division lowers).
-    let mut keep: Vec<bool> = all.iter().map(|(k, _)| tier(&splits[*k].name).is_none()).collect();
+    let mut keep: Vec<bool> = tiers.iter().map(Option::is_none).collect();
     for t in 0..TIERS.len() {
         loop {
             let mut kept = Vec::new();
-            for (i, (k, e)) in all.iter().enumerate() {
-                if keep[i] || tier(&splits[*k].name) != Some(t) {
+            for (i, side) in sides.iter().enumerate() {
+                if keep[i] || tiers[i] != Some(t) {
                     continue;
                 }
-                if let Some((l, _)) = loops::sides(&rules[*k], e).filter(|(l, r)| low.keeps(l, r)) {
+                if let Some((l, _)) = side.as_ref().filter(|(l, r)| low.keeps(l, r)) {
                     keep[i] = true;
-                    kept.push(l);
+                    kept.push(l.clone());
                 }
             }
             if kept.is_empty() {

@@ -129,6 +129,14 @@ fn constant_operand(op: &str, has_s2: bool, arity: usize, sign: i128, e: i128) -
 /// Every widening template the search finds.
 pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
     let uniform = uniform_ops(halide);
+    // Three-operand same-type ops at 2E, for shape A of a three-operand op.
+    let ternary: Vec<String> = halide
+        .generic_names()
+        .into_iter()
+        .filter(|o| halide.generic(o).is_some_and(|g| g.generics.len() == 3))
+        .filter(|o| halide.instantiate_signature(o, &[0, 16, 8]).is_ok_and(|s| s.params.len() == 3 && s.ret.width() == 128 && s.params.iter().all(|p| p.ty.width() == 128)))
+        .map(|o| o.to_string())
+        .collect();
     let mut out = Vec::new();
     for op in halide.generic_names() {
         let op: &str = op;
@@ -148,14 +156,6 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
         if !(2..=3).contains(&arity) || sig.ret.width() != 128 || sig.params.iter().any(|p| p.ty.width() != 128) {
             continue;
         }
-        // Three-operand same-type ops at 2E, for shape A of a three-operand op.
-        let ternary: Vec<String> = halide
-            .generic_names()
-            .into_iter()
-            .filter(|o| halide.generic(o).is_some_and(|g| g.generics.len() == 3))
-            .filter(|o| halide.instantiate_signature(o, &[0, 16, 8]).is_ok_and(|s| s.params.len() == 3 && s.ret.width() == 128 && s.params.iter().all(|p| p.ty.width() == 128)))
-            .map(|o| o.to_string())
-            .collect();
         for e in [8i128, 16, 32] {
             for s in [0i128, 1] {
                 for s2 in if has_s2 { vec![0i128, 1] } else { vec![-1] } {
@@ -220,7 +220,7 @@ fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let mids = (1..).map(|k| e << k).take_while(|&m| m < e2).flat_map(|m| [(s, m), (1 - s, m)]);
                 let cands = mids.map(|(sm, m)| Tm::op("cast", sm, m, vec![s2, e2], vec![Tm::op("cast", s, e, vec![sm, m], vec![Tm::X(0)])]));
                 let Some(rhs) = cands.into_iter().find(|t| agrees_unary(halide, "cast", &generics, e, 0x7374_6570, t)) else { continue };
-                let ns: Vec<i128> = super::register_lanes(&[e2]).into_iter().filter(|n| n * e2 <= super::widest_bits()).collect();
+                let ns = super::register_lanes(&[e2]);
                 out.push(Split {
                     op: "cast".into(),
                     name: format!("{PREFIX}cast-{}{e}-{}{e2}", letter(s), letter(s2)),
@@ -372,7 +372,7 @@ fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let consts = [0i128, 1, (1 << (e - 1)) - 1, (1 << e) - 1];
                 let clamped = same.iter().flat_map(|v| consts.iter().map(move |&k| Tm::op("cast", s, e, vec![s2, e2], vec![Tm::op(v, s, e, vec![], vec![Tm::X(0), Tm::Const(s, e, k)])])));
                 let Some(rhs) = std::iter::once(plain).chain(clamped).find(|t| agrees_unary(halide, "saturating_cast", &generics, e, 0x7361_7477, t)) else { continue };
-                let ns: Vec<i128> = super::register_lanes(&[e2]).into_iter().filter(|n| n * e2 <= super::widest_bits() && n * e2 >= 128).collect();
+                let ns = super::register_lanes(&[e2]);
                 out.push(Split {
                     op: "saturating_cast".into(),
                     name: format!("{PREFIX}saturating_cast-{}{e}-{}{e2}", letter(s), letter(s2)),
