@@ -288,9 +288,13 @@ pub enum CostSource {
     Default,
 }
 
+/// The lanes a naive op is priced for at [`CostModel::naive`].
+pub const NAIVE_LANES: f64 = 8.0;
+
 pub struct CostModel {
     table: HashMap<String, (f64, CostSource)>,
-    /// The cost of one Halide op lowered naively (a per-lane loop).
+    /// The cost of one Halide op of at most [`NAIVE_LANES`] lanes lowered
+    /// naively (a per-lane loop); see [`CostModel::node`] for wider ones.
     pub naive: f64,
     /// Whether a measured table was read.
     pub measured_table: bool,
@@ -466,7 +470,14 @@ impl CostModel {
     pub fn node(&self, op: &Op) -> f64 {
         match op {
             Op::Instr { name } => self.instr(name).0 + self.dispatch,
-            Op::Halide { .. } => self.naive,
+            // A per-lane loop, half its price per op and half per lane: at
+            // one price per op a 48-lane op was cheaper naive than the 24
+            // instructions of its six 8-lane pieces, and at a price per lane
+            // alone, four naive quarters tied with the whole.
+            Op::Halide { generics, .. } => {
+                let lanes = generics.get(2).copied().unwrap_or(1) as f64;
+                (self.naive / 2.0 * (1.0 + lanes / NAIVE_LANES)).max(self.naive)
+            }
             Op::Leaf { .. } | Op::Const { .. } => 0.0,
         }
     }
@@ -932,6 +943,17 @@ mod tests {
             }
         }
         Extraction { choice: best.into_iter().map(|b| b.map(|b| b.node)).collect() }
+    }
+
+    #[test]
+    fn a_naive_op_costs_more_with_more_lanes_but_less_than_its_pieces() {
+        let costs = CostModel { table: HashMap::new(), naive: 50.0, measured_table: false, choice: String::new(), dispatch: 0.0 };
+        let at = |n: i64| costs.node(&halide("saturating_add", &[1, 32, n]));
+        assert_eq!(at(4), 50.0);
+        assert_eq!(at(8), 50.0);
+        assert!(at(48) > 3.0 * at(8), "{}", at(48));
+        // A whole lane loop is cheaper than its halves or quarters.
+        assert!(at(64) < 2.0 * at(32) && at(128) < 4.0 * at(32));
     }
 
     #[test]
