@@ -18,6 +18,7 @@ mod emit_codegen;
 mod halide19_kernels;
 mod isel;
 mod let_roots;
+mod mixed_width_ops;
 mod narrow_lanes;
 mod widened_ops;
 mod odd_lanes;

@@ -18,7 +18,7 @@ use misaal_rulesets::{Assignment, Rule};
 use std::collections::{HashMap, HashSet};
 
 /// The fallback tiers, in the order they are decided.
-const TIERS: [&str; 2] = [crate::legalize::widen::PREFIX, crate::legalize::divide::PREFIX];
+const TIERS: [&str; 3] = [crate::legalize::widen::PREFIX, crate::legalize::divide::PREFIX, crate::legalize::select_width::PREFIX];
 
 /// Templates that lower nothing themselves: splits, pads, slices of
 /// concats and commutations.
@@ -54,6 +54,13 @@ impl Lowerings {
         matches!(n, Ground::Node(op, _) if self.by_op.get(op).is_some_and(|ps| ps.iter().any(|p| loops::feeds(n, p))))
     }
 
+    /// Whether `n` is lowered as it stands, or at half or twice its lanes:
+    /// the splits of a 512-bit select into two blends, and the doublings of
+    /// a 64-bit one into an xmm, are the helpers' business.
+    fn lowers_resized(&self, n: &Ground) -> bool {
+        self.lowers(n) || [(1, 2), (2, 1)].iter().any(|&(num, den)| lanes_scaled(n, num, den).is_some_and(|m| self.lowers(&m)))
+    }
+
     /// Whether an instance `l => r` may help. A left side over variables
     /// only (`shr(x, y)`) would also match every term a lowering of the op
     /// at some constant (`shr(x, 3)`) matches, and saturation would widen
@@ -64,7 +71,21 @@ impl Lowerings {
         let general = matches!(l, Ground::Node(_, ks) if ks.iter().all(|k| !matches!(k, Ground::Node(h, _) if h != "t")));
         let covered = if general { loops::op_key(l).is_some_and(|k| self.ops.contains(&k)) } else { loops::head(l).is_some_and(|h| self.heads.contains(&h)) };
         !covered
-            && built.iter().filter(|n| !matches!(n, Ground::Node(op, _) if op == "cast" || op == "broadcast")).all(|n| self.lowers(n))
+            && built.iter().filter(|n| !matches!(n, Ground::Node(op, _) if op == "cast" || op == "broadcast")).all(|n| self.lowers_resized(n))
+    }
+}
+
+/// `g` with every type's lane count times `num / den` (None where a count
+/// does not divide or a lane count appears outside a type).
+fn lanes_scaled(g: &Ground, num: i128, den: i128) -> Option<Ground> {
+    match g {
+        Ground::Node(h, ks) if h == "t" => match ks.as_slice() {
+            [s, e, Ground::Int(n)] if (n * num) % den == 0 => Some(Ground::Node(h.clone(), vec![s.clone(), e.clone(), Ground::Int(n * num / den)])),
+            _ => None,
+        },
+        Ground::Node(h, ks) if h == "slice" || h == "concat" => None,
+        Ground::Node(h, ks) => Some(Ground::Node(h.clone(), ks.iter().map(|k| lanes_scaled(k, num, den)).collect::<Option<_>>()?)),
+        other => Some(other.clone()),
     }
 }
 

@@ -61,7 +61,12 @@ pub fn head(g: &Ground) -> Option<String> {
                 Some(Ground::Int(v)) => out.push_str(&format!("broadcast({v})")),
                 _ => out.push_str("broadcast(_)"),
             },
-            Ground::Node(h, _) => out.push_str(h),
+            // A nested op with its type: a blend on a comparison of its own
+            // width does not lower one on a comparison of another.
+            Ground::Node(h, ks) => match ks.first() {
+                Some(Ground::Node(t, tk)) if t == "t" => out.push_str(&format!("{h}{tk:?}")),
+                _ => out.push_str(h),
+            },
         }
     }
     Some(out)

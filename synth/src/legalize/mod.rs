@@ -47,6 +47,8 @@ pub mod widen_reduce;
 pub mod widen;
 /// Signed division, negative divisors and `mod`, through unsigned division (searched).
 pub mod divide;
+/// Selects on a comparison at another width (searched).
+pub mod select_width;
 
 /// The split templates, the expansions and the register-half moves
 /// searched over the x86 instructions: what the abstraction phase proves.
@@ -369,6 +371,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
     out.extend(expand::modulo_expansions(halide));
     out.extend(widen::widenings(halide));
     out.extend(divide::divisions(halide));
+    out.extend(select_width::selects(halide));
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),

@@ -59,6 +59,13 @@ fn sign_of(lop: &LaneOp, e: &str) -> &'static str {
     }
 }
 
+/// The operand Halide types unsigned whatever the op's sign: a
+/// multiply-shift's `q` (`(uint16)7`). Padded at the op's sign, it would
+/// be a concat no padded broadcast of `q` shares a class with.
+fn unsigned_operand(op: &str) -> Option<usize> {
+    matches!(op, "mul_shift_right" | "rounding_mul_shift_right").then_some(2)
+}
+
 /// `lanes` (over `?n`) at `?m` or `?p` instead.
 fn at(lanes: &str, var: &str) -> String {
     lanes.replace("?n", var)
@@ -82,9 +89,9 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
         let op = &lop.op;
         let vars: Vec<String> = lop.operands.iter().map(|(v, _)| v.clone()).collect();
         let padded_args = |doubled: bool| -> Vec<String> {
-            lop.operands.iter().map(|(v, w)| match w {
+            lop.operands.iter().enumerate().map(|(k, (v, w))| match w {
                 None => v.clone(),
-                Some((e, l)) => padded(sign_of(&lop, e), e, l, v, doubled),
+                Some((e, l)) => padded(if unsigned_operand(op) == Some(k) { "0" } else { sign_of(&lop, e) }, e, l, v, doubled),
             }).collect()
         };
         let narrow = format!("({op} {} {})", lop.generics("?n"), vars.join(" "));

@@ -37,7 +37,7 @@ pub const PREFIX: &str = "synth.widened-";
 
 /// A candidate term at one element width and sign per node, over lanes `?n`.
 #[derive(Clone, Debug)]
-enum Tm {
+pub(super) enum Tm {
     X(usize),
     /// A broadcast constant at (sign, bits).
     Const(i128, i128, i128),
@@ -48,11 +48,11 @@ enum Tm {
 }
 
 impl Tm {
-    fn op(name: &str, sign: i128, bits: i128, extra: Vec<i128>, args: Vec<Tm>) -> Tm {
+    pub(super) fn op(name: &str, sign: i128, bits: i128, extra: Vec<i128>, args: Vec<Tm>) -> Tm {
         Tm::Op(name.to_string(), sign, bits, extra, args)
     }
 
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         match self {
             Tm::X(k) => format!("?x{k}"),
             Tm::Const(s, b, c) => format!("(broadcast (t {s} {b} ?n) {c})"),
@@ -66,7 +66,7 @@ impl Tm {
         }
     }
 
-    fn eval(&self, halide: &SpecLibrary, n: i128, xs: &[BitVec]) -> Option<BitVec> {
+    pub(super) fn eval(&self, halide: &SpecLibrary, n: i128, xs: &[BitVec]) -> Option<BitVec> {
         match self {
             Tm::X(k) => xs.get(*k).cloned(),
             Tm::Const(_, b, c) => Some(splat(*b, n, *c)),
@@ -176,7 +176,9 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
                         // The constant operand's template: its widening is the
                         // broadcast at the wide type.
                         if let Some((k, cs)) = constant_operand(op, has_s2, arity, s, e) {
-                            let so = op_sign(k);
+                            // A multiply-shift's `q` is unsigned in Halide
+                            // whatever the operands' sign: `(uint16)7`.
+                            let so = if arity == 3 && !has_s2 { 0 } else { op_sign(k) };
                             if let Some(crhs) = with_constant(&rhs, k) {
                                 let clhs = lhs.replace(&format!(" ?x{k})"), &format!(" (broadcast (t {so} {e} ?n) ?c))"));
                                 let mut cfree = free.clone();
