@@ -32,7 +32,7 @@ fn tier(name: &str) -> Option<usize> {
 #[derive(Default)]
 struct Lowerings {
     heads: HashSet<String>,
-    /// `loops::op_key` of every lowering.
+    /// `loops::op_key` of every lowering over variables only.
     ops: HashSet<String>,
     by_op: HashMap<String, Vec<Ground>>,
 }
@@ -42,7 +42,7 @@ impl Lowerings {
         if let Some(h) = loops::head(&l) {
             self.heads.insert(h);
         }
-        if let Some(k) = loops::op_key(&l) {
+        if let Some(k) = loops::op_key(&l).filter(|_| general(&l)) {
             self.ops.insert(k);
         }
         if let Ground::Node(op, _) = &l {
@@ -62,17 +62,22 @@ impl Lowerings {
     }
 
     /// Whether an instance `l => r` may help. A left side over variables
-    /// only (`shr(x, y)`) would also match every term a lowering of the op
-    /// at some constant (`shr(x, 3)`) matches, and saturation would widen
-    /// those too: it is kept only where no lowering has the op at its type.
+    /// only (`shr(x, y)`) also matches every term a lowering of the op at
+    /// some constant (`shr(x, 3)`) matches: it is kept where no lowering
+    /// over variables only has the op at its type (an i8 shift by a vector
+    /// has no instruction even though an i8 shift by 3 has one).
     fn keeps(&self, l: &Ground, r: &Ground) -> bool {
         let mut built = Vec::new();
         loops::op_nodes(r, &mut built);
-        let general = matches!(l, Ground::Node(_, ks) if ks.iter().all(|k| !matches!(k, Ground::Node(h, _) if h != "t")));
-        let covered = if general { loops::op_key(l).is_some_and(|k| self.ops.contains(&k)) } else { loops::head(l).is_some_and(|h| self.heads.contains(&h)) };
+        let covered = if general(l) { loops::op_key(l).is_some_and(|k| self.ops.contains(&k)) } else { loops::head(l).is_some_and(|h| self.heads.contains(&h)) };
         !covered
             && built.iter().filter(|n| !matches!(n, Ground::Node(op, _) if op == "cast" || op == "broadcast")).all(|n| self.lowers_resized(n))
     }
+}
+
+/// Whether a left side's operands are all variables (types aside).
+fn general(l: &Ground) -> bool {
+    matches!(l, Ground::Node(_, ks) if ks.iter().all(|k| !matches!(k, Ground::Node(h, _) if h != "t")))
 }
 
 /// `g` with every type's lane count times `num / den` (None where a count

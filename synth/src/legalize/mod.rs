@@ -347,7 +347,11 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
         let free = lop.free(vec![2, 4, 8, 16, 32, 64, 128]);
         let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), "(<= (* ?n ?bw) 2048)".to_string()];
         if lop.e2 {
-            conds.push("(!= ?bw ?bw2)".into());
+            // A cast to its own width is its operand's bits; a saturating
+            // one (i32 -> u32) is not, and wider than a register it splits.
+            if op != "saturating_cast" {
+                conds.push("(!= ?bw ?bw2)".into());
+            }
             conds.push("(>= (* ?n ?bw2) 128)".into());
             conds.push("(<= (* ?n ?bw2) 2048)".into());
         }

@@ -361,8 +361,8 @@ fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
     let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
     let mut out = Vec::new();
     for e in [8i128, 16, 32] {
-        for e2 in [e, 2 * e, 4 * e] {
-            if e2 > 32 {
+        for e2 in [e, 2 * e, 4 * e, 8 * e] {
+            if e2 > 64 {
                 continue;
             }
             for (s, s2) in [(0i128, 0i128), (0, 1), (1, 0), (1, 1)] {
