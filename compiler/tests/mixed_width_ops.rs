@@ -1,8 +1,8 @@
 //! Issue 30's fallbacks of session 17: a select on a comparison of another
 //! width (u16 compared, u32 chosen; i16 compared, i8 chosen), a signed
 //! multiply-shift of two lanes (its unsigned `q` padded into an xmm), an
-//! i32 -> u32 saturating cast wider than a register, an i8 shift by a
-//! vector, and a 48-lane op whose instruction path outweighed one naive
+//! i32 -> u32 saturating cast wider than a register, divisions by powers
+//! of two (u32 by 32, i16 by 8), an i8 shift by a vector, and a 48-lane op whose instruction path outweighed one naive
 //! lane loop. Synthesis searches the selects (`synth.select-width-*`); the
 //! rest were a rule whose constant had the wrong sign, a split that left
 //! out casts to their own width, a fallback filter that took an i8 shift
@@ -16,9 +16,9 @@ use crate::common;
 fn mixed_width_selects_and_padded_multiply_shifts_match_the_interpreter() {
     let (m, prog, r) = common::avx2_fixture("mixed_width_ops");
     let c = &prog.c[prog.c.find("int misaal_fn(").expect("the function")..];
-    assert!(r.fallback_exprs() == 0 && r.selected_fallbacks == 0 && r.scalar_nodes == 0 && r.vector_roots == 4, "{}{}", r.summary(), r.explain);
+    assert!(r.fallback_exprs() == 0 && r.selected_fallbacks == 0 && r.scalar_nodes == 0 && r.vector_roots == 6, "{}{}", r.summary(), r.explain);
     assert!(!c.contains("for (int l = 0;"), "a lane loop survives:\n{c}");
-    for rule in ["synth.select-width-lt-u16-u32", "synth.select-width-eq-i16-i8", "synth.widened-mul_shift_right-i16.b.const", "synth.split-saturating_cast"] {
+    for rule in ["synth.select-width-lt-u16-u32", "synth.select-width-eq-i16-i8", "synth.widened-mul_shift_right-i16.b.const", "synth.split-saturating_cast", "synth.divide-div-u32.pow2-32", "synth.divide-div-i16.pow2-8"] {
         assert!(r.explain_chains().contains(rule), "no {rule} in the selection:\n{}", r.explain_chains());
     }
     let mut flags = vec!["-march=native"];
@@ -32,7 +32,7 @@ fn mixed_width_selects_and_padded_multiply_shifts_match_the_interpreter() {
         "mixed_width_ops",
         &m,
         &prog,
-        &[("uint16", 32), ("uint16", 32), ("int16", 32), ("int16", 32), ("int8", 32), ("int8", 32), ("int32", 32), ("uint32", 32), ("uint32", 32), ("uint32", 32), ("int8", 32), ("int16", 32), ("uint32", 32)],
+        &[("uint16", 32), ("uint16", 32), ("int16", 32), ("int16", 32), ("int8", 32), ("int8", 32), ("int32", 32), ("uint32", 32), ("uint32", 32), ("uint32", 32), ("int8", 32), ("int16", 32), ("uint32", 32), ("uint32", 32), ("int16", 32)],
         &flags,
     );
 }

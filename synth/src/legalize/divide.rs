@@ -15,7 +15,15 @@
 //! - a negative divisor: `U(0, div(x, -c))`, `U` a same-type op (finds the
 //!   negation);
 //! - `mod(x, c)`: `U(x, V(div(x, k), k))` with k = c or -c (finds
-//!   `x - div(x, c) * c`, and the same k = |c| for a negative c).
+//!   `x - div(x, c) * c`, and the same k = |c| for a negative c);
+//! - a power of two: `shr(x, j)` (finds j = log2 c, arithmetic for a
+//!   signed x), at 8 and 16 bits and for u32.
+//!
+//! No rule divides i32 at all, nor u32 by any other constant: the
+//! multiply-high form of the 16-bit rules is found, but Z3 does not prove
+//! 32-bit division within the synthesis budget (u32 by 3 `unknown` at 4
+//! lanes in 10 s; i32 by 8 takes ~20 s), and an unproved rule is never
+//! written.
 //!
 //! Like `widen`'s, these templates are fallbacks: the caller keeps an
 //! instance only where nothing else lowers its op and everything its right
@@ -68,7 +76,7 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
     // the plain wrapping ops, then the rest.
     let mut same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     same.sort_by_key(|op| !["xor", "and", "or"].contains(&op.as_str()));
-    let mut out = Vec::new();
+    let mut out = powers_of_two(halide);
     for e in [8i128, 16] {
         let free = |cs: Vec<i128>| vec![("n".to_string(), lanes(e)), ("c".to_string(), cs)];
         let ty = |s: i128| format!("(t {s} {e} ?n)");
@@ -169,6 +177,43 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Division by a power of two 2^k, searched over shifts right by a
+/// constant: `div(x, 2^k)` is `shr(x, j)` for the first j in 0..E that
+/// agrees on random and edge inputs (j = k: Halide's division floors, as
+/// an arithmetic shift does). One template per divisor, over the lanes.
+fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
+    let mut out = Vec::new();
+    for e in [8i128, 16, 32] {
+        // Signed 32-bit division: Z3 needs ~20 s per 4-lane instance, over
+        // the synthesis budget, and an unproved rule is never written.
+        for s in if e == 32 { vec![0i128] } else { vec![0, 1] } {
+            let letter = if s == 1 { 'i' } else { 'u' };
+            let top = if s == 1 { e - 2 } else { e - 1 };
+            for k in 1..=top {
+                let c = 1i128 << k;
+                let want = |n: i128, x: &BitVec, _: i128| eval(halide, "div", &[s, e, n], &[x, &splat(e, n, c)]);
+                let Some(j) = (0..e).find(|&j| {
+                    let cand = |n: i128, x: &BitVec, _: i128| eval(halide, "shr", &[s, e, n, 0], &[x, &splat(e, n, j)]);
+                    agrees(e, 1, &want, &cand)
+                }) else {
+                    continue;
+                };
+                let t = format!("(t {s} {e} ?n)");
+                out.push(Split {
+                    op: "div".into(),
+                    name: format!("{PREFIX}div-{letter}{e}.pow2-{c}"),
+                    lhs: format!("(div {t} ?x0 (broadcast {t} {c}))"),
+                    rhs: format!("(shr {t} 0 ?x0 (broadcast (t 0 {e} ?n) {j}))"),
+                    conds: vec![],
+                    free: vec![("n".to_string(), lanes(e))],
+                    provenance: format!("phase legalize; searched over shr(x, j), j below the width: division of {letter}{e} by {c} is a shift right by {j} (equal on random and edge inputs at 4 and 8 lanes)"),
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +229,9 @@ mod tests {
         assert_eq!(rhs("synth.divide-div-i8.negative"), "(sub (t 1 8 ?n) (broadcast (t 1 8 ?n) 0) (div (t 1 8 ?n) ?x0 (broadcast (t 1 8 ?n) ?c)))");
         assert_eq!(rhs("synth.divide-mod-u16"), "(sub (t 0 16 ?n) ?x0 (mul (t 0 16 ?n) (div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) ?c)) (broadcast (t 0 16 ?n) ?c)))");
         assert!(rhs("synth.divide-mod-i8.negative").contains("(div (t 1 8 ?n) ?x0 (broadcast (t 1 8 ?n) ?c))"));
+        // Powers of two: a shift, arithmetic for a signed x (Halide floors).
+        assert_eq!(rhs("synth.divide-div-i16.pow2-8"), "(shr (t 1 16 ?n) 0 ?x0 (broadcast (t 0 16 ?n) 3))");
+        assert_eq!(rhs("synth.divide-div-u32.pow2-8"), "(shr (t 0 32 ?n) 0 ?x0 (broadcast (t 0 32 ?n) 3))");
+        assert_eq!(rhs("synth.divide-div-u16.pow2-32768"), "(shr (t 0 16 ?n) 0 ?x0 (broadcast (t 0 16 ?n) 15))");
     }
 }
