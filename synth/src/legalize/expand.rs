@@ -557,10 +557,11 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 conds: [vec!["(< ?c ?bw)".to_string()], super::register_conds("?bw")].concat(),
                 free: vec![
                     ("sign".into(), vec![0, 1]),
-                    ("bw".into(), vec![16, 32]),
-                    ("n".into(), super::register_lanes(&[16, 32])),
+                    // 64 bits for the widened 32-bit multiply-shifts' rounding.
+                    ("bw".into(), vec![16, 32, 64]),
+                    ("n".into(), super::register_lanes(&[16, 32, 64])),
                     ("s2".into(), vec![0, 1]),
-                    ("c".into(), (2..32).collect()),
+                    ("c".into(), (2..64).collect()),
                 ],
                 provenance: format!(
                     "phase legalize; expansion searched over terms of the plain ops (shifts of x by c or c - 1, same-type ops with the constant 1 or 0, two levels): `{op}` by a constant c >= 2 is `{}` (candidate {} of the smallest with root `{}`, equal on random and edge inputs at 24 probes: both signs, both amount signs, widths 16 and 32, c = 2, 3 and the width - 1)",
