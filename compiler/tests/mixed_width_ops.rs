@@ -21,19 +21,12 @@ fn mixed_width_selects_and_padded_multiply_shifts_match_the_interpreter() {
     for rule in ["synth.select-width-lt-u16-u32", "synth.select-width-eq-i16-i8", "synth.widened-mul_shift_right-i16.b.const", "synth.split-saturating_cast", "synth.divide-div-u32.pow2-32", "synth.divide-div-i16.pow2-8"] {
         assert!(r.explain_chains().contains(rule), "no {rule} in the selection:\n{}", r.explain_chains());
     }
-    let mut flags = vec!["-march=native"];
-    flags.extend(common::asan());
-    if !std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|f| f.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "avx2"))) {
-        misaal_testkit::skip("this CPU lacks AVX2: the C is not run");
-        return;
-    }
     // a, b: 32 u16; c, d: 32 i16; e, f: 32 i8; g: 32 i32; x, y: 32 u32; outputs exactly their lanes.
-    common::agrees_with_interpreter(
+    common::agrees_natively_on_avx2(
         "mixed_width_ops",
         &m,
         &prog,
         &[("uint16", 32), ("uint16", 32), ("int16", 32), ("int16", 32), ("int8", 32), ("int8", 32), ("int32", 32), ("uint32", 32), ("uint32", 32), ("uint32", 32), ("int8", 32), ("int16", 32), ("uint32", 32), ("uint32", 32), ("int16", 32)],
-        &flags,
     );
 }
 

@@ -23,18 +23,11 @@ fn ops_without_an_instruction_are_widened_and_match_the_interpreter() {
     for rule in ["synth.widened-mul-i8", "synth.widened-halving_sub-i16", "synth.widened-div-u8", "synth.divide-div-i16.negative", "synth.divide-mod-i8", "synth.widened-saturating_cast-i8-u16", "synth.widened-cast-u8-i32"] {
         assert!(r.explain_chains().contains(rule), "no {rule} in the selection:\n{}", r.explain_chains());
     }
-    let mut flags = vec!["-march=native"];
-    flags.extend(common::asan());
-    if !std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|f| f.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "avx2"))) {
-        misaal_testkit::skip("this CPU lacks AVX2: the C is not run");
-        return;
-    }
     // a, b: 64 i8; c, d: 32 i16; e: 64 u8; outputs exactly their lanes.
-    common::agrees_with_interpreter(
+    common::agrees_natively_on_avx2(
         "widened_ops",
         &m,
         &prog,
         &[("int8", 64), ("int8", 64), ("int16", 32), ("int16", 32), ("uint8", 64), ("int8", 64), ("int16", 32), ("uint8", 64), ("int16", 32), ("int8", 64), ("uint16", 32), ("int32", 32)],
-        &flags,
     );
 }

@@ -451,6 +451,19 @@ pub fn asan() -> Vec<&'static str> {
     if ok { vec!["-fsanitize=address", "-fno-omit-frame-pointer"] } else { Vec::new() }
 }
 
+/// Runs an AVX2 fixture's C natively under AddressSanitizer against the
+/// interpreter (see [`agrees_with_interpreter`]); on a CPU without AVX2 the
+/// run is a skip that says so.
+pub fn agrees_natively_on_avx2(name: &str, m: &Module, prog: &CProgram, shapes: &[(&str, i64)]) {
+    if !std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|f| f.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "avx2"))) {
+        misaal_testkit::skip("this CPU lacks AVX2: the C is not run");
+        return;
+    }
+    let mut flags = vec!["-march=native"];
+    flags.extend(asan());
+    agrees_with_interpreter(name, m, prog, shapes, &flags);
+}
+
 /// Fixture `compiler/tests/data/NAME.stmt` compiled for AVX2 by the bundled
 /// rules as `misaal_fn`: the module, the program and selection's report.
 pub fn avx2_fixture(name: &str) -> (Module, CProgram, misaal_compiler::c::IselReport) {
