@@ -88,7 +88,7 @@ fn lanes_scaled(g: &Ground, num: i128, den: i128) -> Option<Ground> {
             [s, e, Ground::Int(n)] if (n * num) % den == 0 => Some(Ground::Node(h.clone(), vec![s.clone(), e.clone(), Ground::Int(n * num / den)])),
             _ => None,
         },
-        Ground::Node(h, ks) if h == "slice" || h == "concat" => None,
+        Ground::Node(h, _) if h == "slice" || h == "concat" => None,
         Ground::Node(h, ks) => Some(Ground::Node(h.clone(), ks.iter().map(|k| lanes_scaled(k, num, den)).collect::<Option<_>>()?)),
         other => Some(other.clone()),
     }

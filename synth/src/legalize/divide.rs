@@ -153,7 +153,7 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
                 }
                 let Some((ks, u, v)) = found else { continue };
                 let t = ty(s);
-                let letter = if s == 1 { 'i' } else { 'u' };
+                let letter = super::sign_letter(s);
                 // The template's ?c is the divisor's magnitude.
                 let (lc, k) = match (sign, ks) {
                     (1, 1) => ("?c", "?c"),
@@ -187,7 +187,7 @@ fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
         // Signed 32-bit division: Z3 needs ~20 s per 4-lane instance, over
         // the synthesis budget, and an unproved rule is never written.
         for s in if e == 32 { vec![0i128] } else { vec![0, 1] } {
-            let letter = if s == 1 { 'i' } else { 'u' };
+            let letter = super::sign_letter(s);
             let top = if s == 1 { e - 2 } else { e - 1 };
             for k in 1..=top {
                 let c = 1i128 << k;

@@ -592,7 +592,7 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
 pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     let mut out = Vec::new();
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     for e in [8i128, 16] {
         let w = 2 * e;
         let consts = [0i128, 1, (1 << e) - 1, (1 << w) - 1];

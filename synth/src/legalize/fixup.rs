@@ -165,7 +165,7 @@ impl Found {
         };
         let qty = if qs == s { ty.clone() } else { format!("(t {qs} {e} {n})") };
         let third = q.map(|q| format!(" (broadcast {qty} {q})")).unwrap_or_default();
-        let letter = if s == 1 { 'i' } else { 'u' };
+        let letter = super::sign_letter(s);
         let qname = q.map(|q| format!("-q{q}{}", if qs == s { "" } else { "u" })).unwrap_or_default();
         Split {
             op: op.into(),

@@ -146,7 +146,7 @@ pub fn halving_expansions(halide: &SpecLibrary) -> Vec<Split> {
             let Some(t) = found else { continue };
             let mut ops = Vec::new();
             t.ops(&mut ops);
-            let letter = if s == 1 { 'i' } else { 'u' };
+            let letter = super::sign_letter(s);
             out.push(Split {
                 op: op.clone(),
                 name: format!("synth.expand-{op}.{letter}.{}", ops.join("-")),

@@ -76,7 +76,7 @@ impl Tm {
 /// Halide op `op<g...>` over `args`; `None` when it does not instantiate.
 fn h(halide: &SpecLibrary, op: &str, g: &[i128], args: Vec<Tm>) -> Option<Tm> {
     let (_, sem) = halide.instantiate(op, g).ok()?;
-    let sign = if g[0] == 1 { 'i' } else { 'u' };
+    let sign = super::sign_letter(g[0]);
     let rest: String = g[3..].iter().map(|v| format!(" {v}")).collect();
     Some(Tm::Op(format!("({op} ({sign} {} {}){rest}", g[1], g[2]), sem, args))
 }

@@ -103,6 +103,11 @@ pub(crate) fn register_lanes(bws: &[i128]) -> Vec<i128> {
     (1..=9).map(|k| 1i128 << k).filter(|n| bws.iter().any(|bw| (128..=widest_bits()).contains(&(n * bw)))).collect()
 }
 
+/// The letter a type name gives a sign (`S` = 1 signed): `i8`, `u16`.
+pub(crate) fn sign_letter(s: i128) -> char {
+    if s == 1 { 'i' } else { 'u' }
+}
+
 /// An x86 feature an AVX2 CPU (Zen 3, Haswell) lacks.
 pub(crate) fn beyond_avx2(feature: &str) -> bool {
     feature.starts_with("avx512") || feature.starts_with("avxvnni") || feature.starts_with("amx") || feature.starts_with("avx10")

@@ -269,7 +269,7 @@ pub fn selects(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                 );
                 out.push(Split {
                     op: "select".into(),
-                    name: format!("synth.select-{cmp}-{}{e2}-{e}", if cs == 1 { 'i' } else { 'u' }),
+                    name: format!("synth.select-{cmp}-{}{e2}-{e}", super::sign_letter(cs)),
                     lhs: format!("(select (t ?sign {e} {n}) ({cmp} (t {cs} {e2} {n}) ?a ?b) ?x ?y)"),
                     rhs: rhs.clone(),
                     conds: vec![],

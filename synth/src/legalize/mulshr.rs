@@ -380,7 +380,7 @@ pub fn mul_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                         continue;
                     }
                     let Some(f) = finish(halide, &lib, op, q, &base, &cs) else { continue };
-                    let letter = if s == 1 { 'i' } else { 'u' };
+                    let letter = super::sign_letter(s);
                     out.push(Split {
                         op: op.into(),
                         name: format!("synth.mulshr-{op}-{letter}32x{n}-{q}"),
@@ -496,7 +496,7 @@ pub fn double_width(halide: &SpecLibrary) -> Vec<Split> {
                         continue;
                     }
                     kept.push(ops);
-                    let letter = if s == 1 { 'i' } else { 'u' };
+                    let letter = super::sign_letter(s);
                     out.push(Split {
                         op: op.into(),
                         name: format!("synth.mulshr-wide-{op}-{letter}32-{q}.{}", cand.ops().join("-")),

@@ -442,7 +442,7 @@ fn render(ins: &[Ins], (p, pk, fix): Found, w: u32, half: u32, a: &str, b: &str)
 pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let ins = instructions(x86);
     let cost = throughputs();
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     let mut out = Vec::new();
     for op in ["saturating_cast", "cast"] {
         for w in [16u32, 32] {
@@ -545,7 +545,7 @@ pub fn shifted_packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
 pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let ins = instructions(x86);
     let cost = throughputs();
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     let mut out = Vec::new();
     for reg in [256u32, 512] {
     for op in ["saturating_cast", "cast"] {
@@ -634,7 +634,7 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
 /// of each differs; extraction picks the cheapest). Each instance proved
 /// by the caller.
 pub fn two_steps(halide: &SpecLibrary) -> Vec<Split> {
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     let mut out = Vec::new();
     for op in ["cast", "saturating_cast"] {
         for s in [0i128, 1] {

@@ -190,7 +190,7 @@ pub fn reductions(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     })
                 });
                 let Some(rhs) = found else { continue };
-                let letter = if s == 1 { 'i' } else { 'u' };
+                let letter = super::sign_letter(s);
                 out.push(Split {
                     op: r.into(),
                     name: format!("synth.reduce-{r}-{letter}{bw}x{f}"),

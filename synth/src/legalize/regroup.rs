@@ -93,7 +93,7 @@ pub fn regroupings(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     if !regroups(halide, r, rs, 2 * e) {
                         continue;
                     }
-                    let letter = |s: i128| if s == 1 { 'i' } else { 'u' };
+                    let letter = super::sign_letter;
                     let extra = if args.len() == 4 { format!(" {s}") } else { String::new() };
                     let inner = format!("({w} ({} {e} (* 2 ?f)){extra} ?a ?b)", letter(s));
                     let ty = |lanes: &str| format!("({} {} {lanes})", letter(rs), 2 * e);

@@ -345,7 +345,7 @@ pub fn masks(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     }
                     out.push(Split {
                         op: "select".into(),
-                        name: format!("synth.mask-{cmp}-{}{e}-{vsize}", if s == 1 { 'i' } else { 'u' }),
+                        name: format!("synth.mask-{cmp}-{}{e}-{vsize}", super::sign_letter(s)),
                         lhs: format!("(select (t ?sign {e} {n}) ({cmp} (t ?sign {e} {n}) ?a ?b) (broadcast (t ?sign {e} {n}) -1) (broadcast (t ?sign {e} {n}) 0))"),
                         rhs: rhs.clone(),
                         conds: vec![],
@@ -436,7 +436,7 @@ fn blends_at(halide: &SpecLibrary, ins: &[Ins], vsize: u32) -> Vec<Split> {
                 let suffix = if vsize == 256 { String::new() } else { format!("-{vsize}") };
                 out.push(Split {
                     op: "select".into(),
-                    name: format!("synth.blend-{cmp}-{}{e}{suffix}", if cs == 1 { 'i' } else { 'u' }),
+                    name: format!("synth.blend-{cmp}-{}{e}{suffix}", super::sign_letter(cs)),
                     lhs: format!("(select (t ?sign {e} {n}) ({cmp} (t {cs} {e} {n}) ?a ?b) ?x ?y)"),
                     rhs: rhs.clone(),
                     conds: vec![],

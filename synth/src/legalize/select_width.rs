@@ -19,6 +19,7 @@
 //! business, and the caller keeps an instance only where nothing lowers the
 //! select as it stands and everything its right side builds is lowered.
 
+use super::sign_letter as letter;
 use super::Split;
 use super::expand::inputs;
 use super::widen::Tm;
@@ -28,10 +29,6 @@ use misaal_isa::SpecLibrary;
 pub const PREFIX: &str = "synth.select-width-";
 
 const COMPARES: [&str; 6] = ["lt", "le", "gt", "ge", "eq", "ne"];
-
-fn letter(s: i128) -> char {
-    if s == 1 { 'i' } else { 'u' }
-}
 
 /// The candidates for `select<s, e>(c<sc, w>(a, b), x, y)`, cheapest shape first.
 fn candidates(c: &str, sc: i128, w: i128, s: i128, e: i128) -> Vec<Tm> {

@@ -104,7 +104,7 @@ pub fn variable_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                         let Some((name, _, _)) = instrs.iter().find(|(_, iw, isem)| *iw == w && cs.iter().zip(&want).all(|(c, wv)| isem.eval(&[&c[0], &c[1]]).ok().as_ref() == Some(wv))) else {
                             continue;
                         };
-                        let letter = if s == 1 { 'i' } else { 'u' };
+                        let letter = super::sign_letter(s);
                         out.push(Split {
                             op: op.into(),
                             name: format!("synth.varshift-{op}-{letter}{e}x{n}.s{s2}"),
@@ -318,7 +318,7 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 if pair.is_none() {
                     roots.extend(["", ""].map(String::from));
                 }
-                let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+                let letter = super::sign_letter;
                 out.push(Split {
                     op: op.clone(),
                     name: format!("synth.varexpand-{op}.{}{}.{}", letter(s), letter(s2), ops.join("-")),

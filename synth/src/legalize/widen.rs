@@ -164,7 +164,7 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
                     for (shape, rhs) in search(halide, op, &generics, arity, e, s, &op_sign, &uniform, &ternary) {
                         let extra = if has_s2 { format!(" {s2}") } else { String::new() };
                         let vars: Vec<String> = (0..arity).map(|k| format!("?x{k}")).collect();
-                        let letter = if s == 1 { 'i' } else { 'u' };
+                        let letter = super::sign_letter(s);
                         let amount = if has_s2 { format!(".s{s2}") } else { String::new() };
                         let name = format!("{PREFIX}{op}-{letter}{e}{amount}.{shape}");
                         let lhs = format!("({op} (t {s} {e} ?n){extra} {})", vars.join(" "));
@@ -210,7 +210,7 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
 /// through every intermediate width and sign, the first equal on random
 /// and edge inputs kept (x86 then has a one-step rule for each).
 fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     let mut out = Vec::new();
     for e in [8i128, 16] {
         for e2 in [4 * e, 8 * e] {
@@ -358,7 +358,7 @@ fn is_identity(halide: &SpecLibrary, h: &str, h_s2: bool, s: i128, w: i128, k: &
 /// Saturating casts into a type at least as wide.
 fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
-    let letter = |x: i128| if x == 1 { 'i' } else { 'u' };
+    let letter = super::sign_letter;
     let mut out = Vec::new();
     for e in [8i128, 16, 32] {
         for e2 in [e, 2 * e, 4 * e, 8 * e] {

@@ -94,7 +94,7 @@ pub fn widened_reductions(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split>
                             let Some(want) = xs.iter().zip(&ys).map(|(a, b)| shape.eval(a, b)).collect::<Option<Vec<_>>>() else { continue };
                             let Some((i, swap, _)) = hits.find(|(_, _, v)| *v == want) else { continue };
                             let rhs = if *swap { format!("(x86 {} ?b ?a)", i.name) } else { format!("(x86 {} ?a ?b)", i.name) };
-                            let letter = if s == 1 { 'i' } else { 'u' };
+                            let letter = super::sign_letter(s);
                             out.push(Split {
                                 op: if f == 2 { red.to_string() } else { "cast".into() },
                                 name: format!("synth.widen-reduce-{red}-{op}-{letter}{e}x{f}-{vsize}"),
@@ -224,7 +224,7 @@ pub fn accumulated_dot_products(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<
                         let Some((i, o)) = hit else { continue };
                         let names = ["?acc", "?a", "?b"];
                         let rhs = format!("(x86 {} {} {} {})", i.name, names[o[0]], names[o[1]], names[o[2]]);
-                        let sign = |x: i128| if x == 1 { 'i' } else { 'u' };
+                        let sign = super::sign_letter;
                         let kind = if has_s2 { format!("{}{}", sign(s), sign(s2)) } else { sign(s).to_string() };
                         out.push(Split {
                             op: "add".into(),
