@@ -62,7 +62,7 @@ fn sign_of(lop: &LaneOp, e: &str) -> &'static str {
 /// The operand Halide types unsigned whatever the op's sign: a
 /// multiply-shift's `q` (`(uint16)7`). Padded at the op's sign, it would
 /// be a concat no padded broadcast of `q` shares a class with.
-fn unsigned_operand(op: &str) -> Option<usize> {
+pub(super) fn unsigned_operand(op: &str) -> Option<usize> {
     matches!(op, "mul_shift_right" | "rounding_mul_shift_right").then_some(2)
 }
 

@@ -178,7 +178,7 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
                         if let Some((k, cs)) = constant_operand(op, has_s2, arity, s, e) {
                             // A multiply-shift's `q` is unsigned in Halide
                             // whatever the operands' sign: `(uint16)7`.
-                            let so = if arity == 3 && !has_s2 { 0 } else { op_sign(k) };
+                            let so = if super::pad::unsigned_operand(op) == Some(k) { 0 } else { op_sign(k) };
                             if let Some(crhs) = with_constant(&rhs, k) {
                                 let clhs = lhs.replace(&format!(" ?x{k})"), &format!(" (broadcast (t {so} {e} ?n) ?c))"));
                                 let mut cfree = free.clone();
