@@ -16,6 +16,7 @@ pub mod compose;
 pub mod differential;
 pub mod emulated;
 pub mod emulated_checks;
+pub mod integers;
 pub mod membership;
 pub mod mutation;
 pub mod oracle;

@@ -166,7 +166,7 @@ impl Budget {
         Budget { timeout_ms: half(self.timeout_ms), rlimit: half(self.rlimit) }
     }
 
-    fn solver(self) -> z3::Solver {
+    pub(crate) fn solver(self) -> z3::Solver {
         let solver = z3::Solver::new();
         let mut p = z3::Params::new();
         p.set_u32("timeout", self.timeout_ms);
@@ -520,6 +520,12 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
     if let Some(verdict) = prove_exhaustively(a, b) {
         return verdict;
     }
+    // A division by a constant: linear over the integers, hopeless for
+    // bit-blasting past 16 bits (see `integers`).
+    let divides = crate::integers::divides(a, b);
+    if divides && let Some(v @ (Equivalence::Proved | Equivalence::Differ(_))) = crate::integers::prove(a, b, budget) {
+        return v;
+    }
     let widths = a.dag.operand_widths();
     let ops: Vec<BV> = widths.iter().enumerate().map(|(i, &w)| BV::new_const(format!("op{i}"), w)).collect();
     let ta = encode(&a.dag, &ops);
@@ -579,7 +585,14 @@ fn prove_whole(a: &Semantics, b: &Semantics, budget: Budget) -> Equivalence {
                 .collect();
             Equivalence::Differ(vals)
         }
-        z3::SatResult::Unknown => Equivalence::Unknown(unknown_reason(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into()), budget, started.elapsed())),
+        z3::SatResult::Unknown => {
+            let why = unknown_reason(solver.get_reason_unknown().unwrap_or_else(|| "unknown".into()), budget, started.elapsed());
+            // Tried first where the cone divides.
+            if !divides && let Some(v @ (Equivalence::Proved | Equivalence::Differ(_))) = crate::integers::prove(a, b, budget) {
+                return v;
+            }
+            Equivalence::Unknown(why)
+        }
     }
 }
 
