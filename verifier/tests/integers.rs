@@ -148,3 +148,34 @@ fn divides_a_u32_by_a_constant() {
     let (a, b) = division(1, 3, 0xaaaa_aaaa, 1);
     assert!(matches!(prove(&a, &b, budget), Some(Equivalence::Differ(_))));
 }
+
+/// i32 `div(x, c)` and `R(div_u(u(x) ^ m, c) ^ m)`, m the sign mask of x,
+/// at one lane.
+fn signed_division(c: u64) -> (Semantics, Semantics) {
+    let h = halide();
+    let op = |name: &str, args: &[i128]| h.instantiate(name, args).unwrap().1;
+    let apply = |name: &str, args: &[i128], kids: Vec<usize>| Part::Apply { name: name.into(), sem: op(name, args), kids };
+    let lhs = [Part::Operand(0), Part::Const(splat(32, 1, c)), apply("div", &[1, 32, 1], vec![0, 1])];
+    let rhs = [
+        Part::Operand(0),
+        Part::Const(splat(32, 1, 31)),
+        apply("shr", &[1, 32, 1, 0], vec![0, 1]),
+        apply("cast", &[1, 32, 1, 0, 32], vec![2]),
+        apply("cast", &[1, 32, 1, 0, 32], vec![0]),
+        apply("xor", &[0, 32, 1], vec![4, 3]),
+        Part::Const(splat(32, 1, c)),
+        apply("div", &[0, 32, 1], vec![5, 6]),
+        apply("xor", &[0, 32, 1], vec![7, 3]),
+        apply("cast", &[0, 32, 1, 1, 32], vec![8]),
+    ];
+    (compose(&[32], &lhs, 2).unwrap(), compose(&[32], &rhs, 9).unwrap())
+}
+
+#[test]
+fn divides_an_i32_through_the_unsigned_division() {
+    let (a, b) = signed_division(7);
+    let t = std::time::Instant::now();
+    let v = prove(&a, &b, Budget::from(60_000));
+    eprintln!("{v:?} in {:?}", t.elapsed());
+    assert_eq!(v, Some(Equivalence::Proved));
+}
