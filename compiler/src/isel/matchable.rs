@@ -205,6 +205,28 @@ impl<'a> Atoms<'a> {
     fn is_const(&self, a: Id) -> bool {
         matches!(self.sorted[a as usize], AtomRef::Const(..))
     }
+    fn is_broadcast(&self, a: Id) -> bool {
+        matches!(self.sorted[a as usize], AtomRef::Halide("broadcast", _))
+    }
+    /// A broadcast's element width (its generics are sign, width, lanes).
+    fn broadcast_width(&self, a: Id) -> i64 {
+        match self.sorted[a as usize] {
+            AtomRef::Halide(_, [_, bw, _]) => *bw,
+            _ => 64,
+        }
+    }
+    /// Whether constants `a` and `b` differ in their low `bits` bits (no
+    /// answer, false, for anything but two constants).
+    fn different_constants(&self, a: Id, b: Id, bits: i64) -> bool {
+        match (self.sorted[a as usize], self.sorted[b as usize]) {
+            (AtomRef::Const(wa, va), AtomRef::Const(wb, vb)) => {
+                let bits = bits.min(wa).min(wb);
+                let mask = if (1..64).contains(&bits) { (1i64 << bits) - 1 } else { -1 };
+                (va ^ vb) & mask != 0
+            }
+            _ => false,
+        }
+    }
     /// [`grand`] of ids.
     fn grand(&self, a: Option<Id>) -> Option<Id> {
         a.map(|a| if self.is_const(a) { a } else { self.other })
@@ -328,9 +350,21 @@ impl Facts {
     }
 }
 
-fn kid_matches(classes: &mut Classes, other: Id, have: &IKid, want: &IKid) -> bool {
+fn kid_matches(classes: &mut Classes, atoms: &Atoms, have: &IKid, want: &IKid) -> bool {
+    let other = atoms.other;
     let (Some((want_atom, want_kids)), Some((have_atom, have_kids))) = (want, have) else { return true };
     if !classes.may_share(*have_atom, *want_atom) {
+        return false;
+    }
+    // A broadcast's value is its constant: every rule is proved, so a class
+    // holding `broadcast(c)` holds no `broadcast(d)` for another d, whatever
+    // else joins it (a divisor or shift amount is told apart even under a
+    // class that is not alone).
+    if have_atom == want_atom
+        && atoms.is_broadcast(*have_atom)
+        && let ([Some(h)], [Some(w)]) = (have_kids.as_slice(), want_kids.as_slice())
+        && atoms.different_constants(*h, *w, atoms.broadcast_width(*have_atom))
+    {
         return false;
     }
     // The child's class holds this node alone: its children are what the
@@ -345,8 +379,8 @@ fn kid_matches(classes: &mut Classes, other: Id, have: &IKid, want: &IKid) -> bo
 }
 
 /// Whether every node of `side` has a fact to match.
-fn can_match(side: &[IShape], facts: &Facts, classes: &mut Classes, other: Id) -> bool {
-    side.iter().all(|want| facts.of(want.atom).iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, other, hk, wk))))
+fn can_match(side: &[IShape], facts: &Facts, classes: &mut Classes, atoms: &Atoms) -> bool {
+    side.iter().all(|want| facts.of(want.atom).iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, atoms, hk, wk))))
 }
 
 /// The most facts one written node expands to; past it a variable's slot
@@ -485,7 +519,6 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
         r.walk(&mut |n| all.extend(pat_atom_ref(n)));
     }
     let atoms = Atoms::new(all);
-    let other = atoms.other;
     let mut facts = Facts { by_atom: vec![BTreeSet::new(); atoms.sorted.len()] };
     let mut dirty = vec![false; atoms.sorted.len()];
     for s in &kernel {
@@ -524,7 +557,7 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
             if keep[k] || !(joined || needs[k].iter().any(|&a| dirty[a as usize])) {
                 continue;
             }
-            if !(can_match(l, &facts, &mut classes, other) || (two_way && can_match(r, &facts, &mut classes, other))) {
+            if !(can_match(l, &facts, &mut classes, &atoms) || (two_way && can_match(r, &facts, &mut classes, &atoms))) {
                 continue;
             }
             keep[k] = true;
@@ -673,6 +706,23 @@ mod tests {
         // By the constant 9, the split halves are shifts by 9.
         let by_nine = kernel(&[rsr(32, bc(32, v("p")), bc(32, c(9)))]);
         assert_eq!(matchable(&sides, by_nine), [true, true, false, true]);
+    }
+
+    /// A broadcast's class holds one constant's broadcast, whatever else
+    /// joins it: a divisor under `mod` is told apart from one elsewhere
+    /// even when a rule puts an instruction in the broadcast's class.
+    #[test]
+    fn a_broadcast_is_its_constant() {
+        let bc = |k: i64| Pat::Halide { name: "broadcast".into(), generics: vec![1, 32, 8], kids: vec![c(k)] };
+        let md = |k: i64| op("mod", 32, vec![v("x"), bc(k)]);
+        let set1 = (bc(256), instr("set1", vec![c(256)]));
+        // A shift by 7 puts a broadcast of 7 in the e-graph, not under mod.
+        let k = || kernel(&[md(256), op("shr", 32, vec![v("y"), bc(7)])]);
+        let (m7, m256) = ((md(7), instr("div7", vec![v("x")])), (md(256), instr("and255", vec![v("x")])));
+        let sides = [(&set1.0, &set1.1, false), (&m7.0, &m7.1, false), (&m256.0, &m256.1, false)];
+        assert_eq!(matchable(&sides, k()), [true, false, true]);
+        // Without the broadcast's own class joined, as before.
+        assert_eq!(matchable(&sides[1..], k()), [false, true]);
     }
 
     /// An inner op or instruction of a left side must be in the kernel or
