@@ -390,6 +390,10 @@ int main(void) {
         r128 = _mm_srlv_epi16(_mm256_castsi256_si128(y), _mm256_castsi256_si128(_mm256_and_si256(y2, _mm256_set1_epi16(31)))); out(&r128, 16);
         r256 = _mm256_sllv_epi16(y, _mm256_and_si256(y2, _mm256_set1_epi16(31))); out(&r256, 32);
         r256 = _mm256_srlv_epi16(y, y2); out(&r256, 32);
+        r256 = _mm256_mullo_epi64(y, y2); out(&r256, 32);
+        r128 = _mm256_cvtepi64_epi32(y); out(&r128, 16);
+        r128 = _mm256_cvtsepi64_epi32(y); out(&r128, 16);
+        r128 = _mm256_cvtusepi64_epi32(y); out(&r128, 16);
     }
     return 0;
 }

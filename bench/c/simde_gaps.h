@@ -9,6 +9,7 @@
 #ifndef MISAAL_SIMDE_GAPS_H
 #define MISAAL_SIMDE_GAPS_H
 #include <simde/x86/avx512.h>
+#include <stdint.h>
 #include <string.h>
 
 static inline simde__m512i misaal_join256(simde__m256i lo, simde__m256i hi) {
@@ -262,6 +263,42 @@ static inline simde__m256i misaal_shv256_epi16(simde__m256i a, simde__m256i coun
 #endif
 #ifndef _mm256_srlv_epi16
 #define _mm256_srlv_epi16(a, count) misaal_shv256_epi16(a, count, 0)
+#endif
+
+/* The 64-bit-lane ops of AVX-512DQ/VL at 256 bits that 32-bit division and
+ * saturating casts reach (vpmullq, vpmovqd, vpmovsqd, vpmovusqd), lane by
+ * lane. */
+#ifndef _mm256_mullo_epi64
+static inline simde__m256i misaal_mm256_mullo_epi64(simde__m256i a, simde__m256i b) {
+    uint64_t x[4], y[4];
+    simde_mm256_storeu_si256(x, a);
+    simde_mm256_storeu_si256(y, b);
+    for (int i = 0; i < 4; i++) x[i] *= y[i];
+    return simde_mm256_loadu_si256(x);
+}
+#define _mm256_mullo_epi64(a, b) misaal_mm256_mullo_epi64(a, b)
+#endif
+
+/* i64 -> 32 bits, truncated (0), with signed (1) or unsigned (2) saturation. */
+static inline simde__m128i misaal_narrow64_32(simde__m256i a, int kind) {
+    int64_t in[4];
+    uint32_t res[4];
+    simde_mm256_storeu_si256(in, a);
+    for (int i = 0; i < 4; i++) {
+        int64_t v = in[i];
+        if (kind == 1) v = v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
+        res[i] = kind == 2 && (uint64_t)v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    }
+    return simde_mm_loadu_si128(res);
+}
+#ifndef _mm256_cvtepi64_epi32
+#define _mm256_cvtepi64_epi32(a) misaal_narrow64_32(a, 0)
+#endif
+#ifndef _mm256_cvtsepi64_epi32
+#define _mm256_cvtsepi64_epi32(a) misaal_narrow64_32(a, 1)
+#endif
+#ifndef _mm256_cvtusepi64_epi32
+#define _mm256_cvtusepi64_epi32(a) misaal_narrow64_32(a, 2)
 #endif
 
 #ifndef _mm256_broadcast_i32x4
