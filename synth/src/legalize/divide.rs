@@ -17,13 +17,16 @@
 //! - `mod(x, c)`: `U(x, V(div(x, k), k))` with k = c or -c (finds
 //!   `x - div(x, c) * c`, and the same k = |c| for a negative c);
 //! - a power of two: `shr(x, j)` (finds j = log2 c, arithmetic for a
-//!   signed x), at 8 and 16 bits and for u32.
+//!   signed x), at 8, 16 and 32 bits;
 //!
-//! No rule divides i32 at all, nor u32 by any other constant: the
-//! multiply-high form of the 16-bit rules is found, but Z3 does not prove
-//! 32-bit division within the synthesis budget (u32 by 3 `unknown` at 4
-//! lanes in 10 s; i32 by 8 takes ~20 s), and an unproved rule is never
-//! written.
+//! - an unsigned 32-bit `div(x, c)`: `shr(mul_shift_right(x, m, 32), s)`
+//!   or, where the multiplier needs 33 bits, `shr(halving_add(x,
+//!   mul_shift_right(x, m - 2^32, 32)), s - 1)` (the 16-bit rules' forms,
+//!   see `expand::division_expansions`), m and s by Granlund and
+//!   Montgomery's bound and checked against Halide's `div` on random and
+//!   edge inputs. Z3 cannot prove a 32-bit divider equal to a multiply-high
+//!   by bit-blasting; the verifier reads such cones as integers
+//!   (`misaal_verifier::integers`), and proves each instance there.
 //!
 //! Like `widen`'s, these templates are fallbacks: the caller keeps an
 //! instance only where nothing else lowers its op and everything its right
@@ -40,11 +43,17 @@ pub const PREFIX: &str = "synth.divide-";
 /// Sample divisors a candidate must agree at (all below 2^(E-1)).
 const SAMPLES: [i128; 5] = [3, 7, 10, 100, 127];
 
+/// Divisors past 255 the 32-bit rules also take: a power of ten and 2^16 - 1
+/// (both among the random pipeline generator's divisors).
+const WIDE_DIVISORS: [i128; 2] = [1000, 65535];
+
 /// The divisors each template is instantiated at: the magnitudes from 2 (1
 /// is the identity the simplifier removes) to 255 (the unsigned division
-/// rules' own range; an instance no rule lowers is never written anyway).
+/// rules' own range; an instance no rule lowers is never written anyway),
+/// and at 32 bits [`WIDE_DIVISORS`].
 fn magnitudes(e: i128) -> Vec<i128> {
-    (2..=((1i128 << (e - 1)) - 1).min(255)).collect()
+    let wide = if e >= 32 { &WIDE_DIVISORS[..] } else { &[] };
+    (2..=((1i128 << (e - 1)) - 1).min(255)).chain(wide.iter().copied()).collect()
 }
 
 /// The lane counts of an E-bit register.
@@ -77,7 +86,8 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
     let mut same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     same.sort_by_key(|op| !["xor", "and", "or"].contains(&op.as_str()));
     let mut out = powers_of_two(halide);
-    for e in [8i128, 16] {
+    out.extend(unsigned_32(halide));
+    for e in [8i128, 16, 32] {
         let free = |cs: Vec<i128>| vec![("n".to_string(), lanes(e)), ("c".to_string(), cs)];
         let ty = |s: i128| format!("(t {s} {e} ?n)");
         let div_want = |n: i128, x: &BitVec, c: i128| eval(halide, "div", &[1, e, n], &[x, &splat(e, n, c)]);
@@ -177,6 +187,76 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Unsigned 32-bit division by each non-power-of-two magnitude: the
+/// multiply-high of the 16-bit rules with the multiplier m = ceil(2^(32+s)
+/// / c) of the smallest s for which m * c - 2^(32+s) <= 2^s (then the
+/// error of x * m / 2^(32+s) stays below 1/c of a step for every u32 x,
+/// and the floor is x / c). An m of 33 bits is added as x plus the high
+/// half of x * (m - 2^32), halved without overflow by `halving_add`.
+/// Each is checked against Halide's `div` on random and edge inputs, and
+/// proved per instance by the verifier.
+fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
+    let n = 8i128;
+    let ops = ["div", "mul_shift_right", "halving_add"].map(|op| halide.instantiate(op, &[0, 32, n]).ok().map(|(_, s)| s));
+    let (Some(div), Some(msr), Some(havg), Ok((_, shr))) = (&ops[0], &ops[1], &ops[2], halide.instantiate("shr", &[0, 32, n, 0])) else { return Vec::new() };
+    let mut out = Vec::new();
+    for c in magnitudes(32).into_iter().filter(|c| c.count_ones() != 1) {
+        let Some((m, s)) = (0..32).find_map(|s| {
+            let m = ((1i128 << (32 + s)) + c - 1) / c;
+            (m * c - (1i128 << (32 + s)) <= 1 << s).then_some((m, s))
+        }) else {
+            continue;
+        };
+        let wide = m >= 1 << 32;
+        let shift = if wide { s - 1 } else { s };
+        let v = |x: i128| splat(32, n, x);
+        // Quotients change at multiples of c: the edges sit on both sides
+        // of the first and the last.
+        let top = (u32::MAX as i128) / c * c;
+        let edges: Vec<BitVec> = [[0, 1, c - 1, c, c + 1, top - 1, top, u32::MAX as i128], [top - c, top - c - 1, 2 * c - 1, (1 << 31) - 1, 1 << 31, u32::MAX as i128 - 1, c * c, c * c - 1]]
+            .iter()
+            .map(|ls| {
+                let mut b = BitVec::zero(32 * n as u32);
+                for (l, &x) in ls.iter().enumerate() {
+                    for i in 0..32 {
+                        b.set_bit(l as u32 * 32 + i, x >> i & 1 == 1);
+                    }
+                }
+                b
+            })
+            .collect();
+        let mut xs: Vec<BitVec> = inputs(1, &[32 * n as u32], 64, 0x7533_32 ^ c as u64).into_iter().map(|mut x| x.remove(0)).collect();
+        xs.extend(edges);
+        let ok = xs.iter().all(|x| {
+            let want = div.eval(&[x, &v(c)]).ok();
+            let high = msr.eval(&[x, &v(m & 0xffff_ffff), &v(32)]).ok();
+            let high = if wide { high.and_then(|h| havg.eval(&[x, &h]).ok()) } else { high };
+            let got = high.and_then(|h| shr.eval(&[&h, &v(shift)]).ok());
+            want.is_some() && want == got
+        });
+        if !ok {
+            continue;
+        }
+        let t = "(t 0 32 ?n)";
+        let high = format!("(mul_shift_right {t} ?x0 (broadcast {t} {}) (broadcast {t} 32))", m & 0xffff_ffff);
+        let inner = if wide { format!("(halving_add {t} ?x0 {high})") } else { high };
+        out.push(Split {
+            op: "div".into(),
+            name: format!("{PREFIX}div-u32-{c}"),
+            lhs: format!("(div {t} ?x0 (broadcast {t} {c}))"),
+            rhs: if shift == 0 { inner } else { format!("(shr {t} 0 {inner} (broadcast {t} {shift}))") },
+            conds: vec![],
+            free: vec![("n".to_string(), lanes(32))],
+            provenance: format!(
+                "phase legalize; the multiply-high of the 16-bit division rules at 32 bits: u32 division by {c} is {} with m = ceil(2^{}/{c}) (the smallest s with m * c - 2^(32+s) <= 2^s; equal to Halide's div on random and edge inputs)",
+                if wide { format!("shr(halving_add(x, mul_shift_right(x, m - 2^32, 32)), {shift})") } else { format!("shr(mul_shift_right(x, m, 32), {shift})") },
+                32 + s
+            ),
+        });
+    }
+    out
+}
+
 /// Division by a power of two 2^k, searched over shifts right by a
 /// constant: `div(x, 2^k)` is `shr(x, j)` for the first j in 0..E that
 /// agrees on random and edge inputs (j = k: Halide's division floors, as
@@ -184,9 +264,7 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
 fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
     let mut out = Vec::new();
     for e in [8i128, 16, 32] {
-        // Signed 32-bit division: Z3 needs ~20 s per 4-lane instance, over
-        // the synthesis budget, and an unproved rule is never written.
-        for s in if e == 32 { vec![0i128] } else { vec![0, 1] } {
+        for s in [0i128, 1] {
             let letter = super::sign_letter(s);
             let top = if s == 1 { e - 2 } else { e - 1 };
             for k in 1..=top {
@@ -233,5 +311,13 @@ mod tests {
         assert_eq!(rhs("synth.divide-div-i16.pow2-8"), "(shr (t 1 16 ?n) 0 ?x0 (broadcast (t 0 16 ?n) 3))");
         assert_eq!(rhs("synth.divide-div-u32.pow2-8"), "(shr (t 0 32 ?n) 0 ?x0 (broadcast (t 0 32 ?n) 3))");
         assert_eq!(rhs("synth.divide-div-u16.pow2-32768"), "(shr (t 0 16 ?n) 0 ?x0 (broadcast (t 0 16 ?n) 15))");
+        assert_eq!(rhs("synth.divide-div-i32.pow2-8"), "(shr (t 1 32 ?n) 0 ?x0 (broadcast (t 0 32 ?n) 3))");
+        // 32 bits: x / 3 with the 32-bit multiplier, x / 7 with the 33-bit
+        // one halved, and signed division and mod through them.
+        assert_eq!(rhs("synth.divide-div-u32-3"), "(shr (t 0 32 ?n) 0 (mul_shift_right (t 0 32 ?n) ?x0 (broadcast (t 0 32 ?n) 2863311531) (broadcast (t 0 32 ?n) 32)) (broadcast (t 0 32 ?n) 1))");
+        assert!(rhs("synth.divide-div-u32-7").starts_with("(shr (t 0 32 ?n) 0 (halving_add (t 0 32 ?n) ?x0 (mul_shift_right"), "{}", rhs("synth.divide-div-u32-7"));
+        assert!(rhs("synth.divide-div-u32-1000").contains("(mul_shift_right"));
+        assert!(rhs("synth.divide-div-i32.unsigned").contains("(div (t 0 32 ?n) (xor "));
+        assert!(rhs("synth.divide-mod-i32").contains("(div (t 1 32 ?n) ?x0"));
     }
 }
