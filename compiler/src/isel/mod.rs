@@ -486,7 +486,8 @@ fn select_encoded_book(target: &Target, book: Book, enc: Encoder, started: Insta
         Book::Owned(b) => drop(b),
     }
     let t_egglog = Instant::now();
-    egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    egraph.parse_and_run_program(None, &rules::declarations(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    egraph.run_program(rules::rewrite_commands(&loaded, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let egglog_rules_secs = t_egglog.elapsed().as_secs_f64();
     let rules_secs = t.elapsed().as_secs_f64();
 
