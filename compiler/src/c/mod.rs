@@ -182,7 +182,7 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
     for f in module.funcs.iter().filter(|f| f.linkage == Linkage::Internal) {
         let name = g.tasks[&f.name].clone();
         if let Some(st) = g.isel.as_mut() {
-            st.begin(f)?;
+            st.begin(f, false)?;
         }
         let (proto, text) = Emitter::new(&mut g).task(f, &name)?;
         protos.push_str(&format!("{proto};\n"));
@@ -190,7 +190,7 @@ fn emit_module(module: &Module, symbol: &str, opts: &EmitOptions) -> Result<(CPr
         bodies.push('\n');
     }
     if let Some(st) = g.isel.as_mut() {
-        st.begin(main)?;
+        st.begin(main, true)?;
     }
     let (proto, text) = Emitter::new(&mut g).external(main, symbol)?;
     bodies.push_str(&text);

@@ -86,7 +86,10 @@ impl Graph {
     /// Reads every (non-subsumed) row of the given constructors.
     pub fn from_egraph(egraph: &EGraph, ctors: &[(String, Layout)]) -> Result<Graph, String> {
         let mut g = Graph::new();
-        let mut rows: Vec<(Op, Value, Vec<Value>)> = Vec::new();
+        // Each e-node becomes a node as it is read (classes numbered in the
+        // order they are met, a node's class before its children's): a
+        // list of the rows first held a second copy of the graph while the
+        // e-graph was alive, at a compile's peak.
         for (ctor, layout) in ctors {
             egraph
                 .read(|rs| {
@@ -101,15 +104,12 @@ impl Graph {
                             Layout::Leaf => (Op::Leaf { text: rs.value_to_base::<egglog::sort::S>(c[0]).0.clone(), bits: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
                             Layout::Const => (Op::Const { bits: rs.value_to_base::<i64>(c[0]), value: rs.value_to_base::<i64>(c[1]) }, &c[2..]),
                         };
-                        rows.push((op, n.eclass, kids.to_vec()));
+                        let class = g.class_for(n.eclass);
+                        let kids = kids.iter().map(|&k| g.class_for(k)).collect();
+                        g.add_node(op, class, kids);
                     })
                 })
                 .map_err(|e| format!("reading `{ctor}`: {e}"))?;
-        }
-        for (op, class, kids) in rows {
-            let class = g.class_for(class);
-            let kids = kids.into_iter().map(|k| g.class_for(k)).collect();
-            g.add_node(op, class, kids);
         }
         Ok(g)
     }

@@ -443,6 +443,25 @@ fn return_free_heap() {
 /// Runs rules, saturation and extraction on expressions already encoded
 /// (`started` is when encoding began).
 pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
+    select_encoded_book(target, Book::Shared(book), enc, started, opts)
+}
+
+/// [`select_encoded`] for the last selection a rule book serves (a
+/// module's last function): the book is dropped once the function's rules
+/// are loaded, before the e-graph saturates. The parsed rule file, the
+/// settled verdicts and the instances built were a seventh of conv_nn's
+/// peak heap, held through saturation and extraction for nothing.
+pub fn select_encoded_last(target: &Target, book: RuleBook, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
+    select_encoded_book(target, Book::Owned(book), enc, started, opts)
+}
+
+/// A rule book lent to selection, or handed over to be dropped after loading.
+enum Book<'a> {
+    Shared(&'a RuleBook),
+    Owned(RuleBook),
+}
+
+fn select_encoded_book(target: &Target, book: Book, enc: Encoder, started: Instant, opts: &Options) -> Result<Selection, String> {
     let dag = enc.dag;
     let mut egraph = egglog::EGraph::default();
     egraph.set_num_threads(1);
@@ -455,13 +474,20 @@ pub fn select_encoded(target: &Target, book: &RuleBook, enc: Encoder, started: I
         Some(p) => Verdicts::Cache(p),
         None => Verdicts::NoCache,
     };
-    let loaded = book.load(&target.rule_env(), &dag.halide_heads(), Some(&matchable::kernel_shapes(&dag)), verdicts, opts.allow_unproved, opts.features.as_ref())?;
+    let loaded = match &book {
+        Book::Shared(b) => *b,
+        Book::Owned(b) => b,
+    }
+    .load(&target.rule_env(), &dag.halide_heads(), Some(&matchable::kernel_shapes(&dag)), verdicts, opts.allow_unproved, opts.features.as_ref())?;
     let cost = |n: &str| target.costs.instr(n).0;
-    if opts.release_rule_caches {
-        book.release_caches();
+    match book {
+        Book::Shared(b) if opts.release_rule_caches => b.release_caches(),
+        Book::Shared(_) => {}
+        Book::Owned(b) => drop(b),
     }
     let t_egglog = Instant::now();
-    egraph.parse_and_run_program(None, &rules::program(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    egraph.parse_and_run_program(None, &rules::declarations(&loaded, &target.instrs, &cost, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
+    egraph.run_program(rules::rewrite_commands(&loaded, RULESET)).map_err(|e| format!("egglog rules: {e}"))?;
     let egglog_rules_secs = t_egglog.elapsed().as_secs_f64();
     let rules_secs = t.elapsed().as_secs_f64();
 

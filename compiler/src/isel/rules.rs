@@ -64,6 +64,18 @@ impl Pat {
             }
         }
     }
+    /// The egglog expression [`render`](Self::render) writes, as egglog's
+    /// parser reads it, every node with `span`.
+    pub fn expr(&self, span: &egglog::ast::Span) -> egglog::ast::Expr {
+        use egglog::ast::{Expr, Literal};
+        let int = |v: i64| Expr::Lit(span.clone(), Literal::Int(v));
+        match self {
+            Pat::Var(v) => Expr::Var(span.clone(), format!("v_{v}")),
+            Pat::Const { bits, value } => Expr::Call(span.clone(), CONST.to_string(), vec![int(*bits), int(*value)]),
+            Pat::Halide { name, generics, kids } => Expr::Call(span.clone(), halide_ctor(name), generics.iter().map(|&g| int(g)).chain(kids.iter().map(|k| k.expr(span))).collect()),
+            Pat::Instr { name, kids } => Expr::Call(span.clone(), instr_ctor(name), kids.iter().map(|k| k.expr(span)).collect()),
+        }
+    }
     /// Every node of the pattern, variables included, parents first.
     pub(super) fn walk<'p>(&'p self, f: &mut dyn FnMut(&'p Pat)) {
         f(self);
@@ -624,6 +636,37 @@ pub fn load(env: &RuleEnv, file: &str, text: &str, heads: &[Head], verdicts: Ver
 /// instruction they produce (with `cost` in hundredths of a cycle), the
 /// ruleset, and one named `rewrite` per instance.
 pub fn program(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
+    let mut out = declarations(loaded, instrs, cost, ruleset);
+    for i in &loaded.instances {
+        out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.lhs.render(), i.rhs.render(), i.name));
+        if i.bidirectional && !matches!(i.rhs, Pat::Var(_)) {
+            out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.rhs.render(), i.lhs.render(), format!("{}:rev", i.name)));
+        }
+    }
+    out
+}
+
+/// [`program`]'s rewrites as egglog commands, built without its text: what
+/// egglog parses from that text, but every node's span one shared
+/// `Span::Rust` instead of its own `Arc` into the program's source, which
+/// the loaded rules kept alive (3 MB of conv_nn's peak, and the parse).
+/// Run after [`declarations`].
+pub fn rewrite_commands(loaded: &LoadedRules, ruleset: &str) -> Vec<egglog::ast::Command> {
+    use egglog::ast::{Command, Rewrite};
+    let span = egglog::ast::Span::Rust(Arc::new(egglog::ast::RustSpan { file: file!(), line: line!(), column: column!() }));
+    let rewrite = |lhs: &Pat, rhs: &Pat, name: String| Command::Rewrite(ruleset.to_string(), Rewrite { span: span.clone(), lhs: lhs.expr(&span), rhs: rhs.expr(&span), conditions: vec![], name }, false);
+    let mut out = Vec::with_capacity(loaded.instances.len());
+    for i in &loaded.instances {
+        out.push(rewrite(&i.lhs, &i.rhs, i.name.clone()));
+        if i.bidirectional && !matches!(i.rhs, Pat::Var(_)) {
+            out.push(rewrite(&i.rhs, &i.lhs, format!("{}:rev", i.name)));
+        }
+    }
+    out
+}
+
+/// [`program`] without its rewrites: the instructions' constructors and the ruleset.
+pub fn declarations(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -> f64, ruleset: &str) -> String {
     let mut out = String::new();
     for name in loaded.instructions() {
         let i = instrs.instr(&name).expect("resolved at load");
@@ -632,11 +675,44 @@ pub fn program(loaded: &LoadedRules, instrs: &SpecLibrary, cost: &dyn Fn(&str) -
         out.push_str(&format!("(constructor {} ({args}) {SORT} :cost {c})\n", instr_ctor(&name)));
     }
     out.push_str(&format!("(ruleset {ruleset})\n"));
-    for i in &loaded.instances {
-        out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.lhs.render(), i.rhs.render(), i.name));
-        if i.bidirectional && !matches!(i.rhs, Pat::Var(_)) {
-            out.push_str(&format!("(rewrite {} {} :ruleset {ruleset} :name {:?})\n", i.rhs.render(), i.lhs.render(), format!("{}:rev", i.name)));
-        }
-    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rewrites built as commands are the ones egglog parses from
+    /// [`program`]'s text: same rules, names, order and directions; and a
+    /// pattern's expression prints as its text.
+    #[test]
+    fn rewrite_commands_are_the_programs_rewrites() {
+        let var = |v: &str| Pat::Var(v.into());
+        let bcast = |value: i64| Pat::Halide { name: "broadcast".into(), generics: vec![1, 16, 8], kids: vec![Pat::Const { bits: 16, value }] };
+        let shr = Pat::Halide { name: "shr".into(), generics: vec![1, 16, 8, 0], kids: vec![var("a"), bcast(-3)] };
+        let instr = Pat::Instr { name: "_mm_srai_epi16".into(), kids: vec![shr.clone(), Pat::Const { bits: 32, value: 3 }] };
+        let span = egglog::ast::Span::Rust(Arc::new(egglog::ast::RustSpan { file: file!(), line: line!(), column: column!() }));
+        for p in [&shr, &instr, &var("x")] {
+            assert_eq!(p.expr(&span).to_string(), p.render());
+        }
+        let inst = |name: &str, lhs: Pat, rhs: Pat, bidirectional: bool| Instance { name: name.into(), rule: name.into(), instantiation: String::new(), lhs, rhs, verdict: Verdict::Proved, bidirectional, cached: true };
+        let add = |a: &str, b: &str| Pat::Halide { name: "add".into(), generics: vec![1, 16, 8], kids: vec![var(a), var(b)] };
+        let loaded = LoadedRules {
+            instances: vec![
+                inst("x86.shr[bw=16,n=8]", shr.clone(), add("a", "a"), false),
+                inst("commute \"q\"", add("a", "b"), add("b", "a"), true),
+                inst("to-var", Pat::Halide { name: "cast".into(), generics: vec![1, 16, 8, 1, 16], kids: vec![var("x")] }, var("x"), true),
+            ],
+            ..Default::default()
+        };
+        let none = SpecLibrary::from_sources(&[]).expect("empty library");
+        let text = program(&loaded, &none, &|_| 1.0, "isel");
+        let decls = declarations(&loaded, &none, &|_| 1.0, "isel");
+        let parsed = egglog::ast::Parser::default().get_program_from_string(None, &text).expect("parses");
+        let parsed_decls = egglog::ast::Parser::default().get_program_from_string(None, &decls).expect("parses").len();
+        let built = rewrite_commands(&loaded, "isel");
+        assert_eq!(built.len(), 4);
+        let show = |c: &[egglog::ast::Command]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        assert_eq!(show(&parsed[parsed_decls..]), show(&built));
+    }
 }

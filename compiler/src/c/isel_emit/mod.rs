@@ -162,7 +162,9 @@ impl IselReport {
 pub(super) struct State {
     target: Target,
     dialect: Box<dyn Dialect>,
-    book: RuleBook,
+    /// `None` once the module's last function has been selected (the
+    /// book is dropped then, see [`crate::isel::select_encoded_last`]).
+    book: Option<RuleBook>,
     opts: Options,
     sel: Option<Selection>,
     cursor: usize,
@@ -205,15 +207,26 @@ impl State {
         }
         let rule_book_secs = t.elapsed().as_secs_f64();
         let report = IselReport { features: opts.features.clone(), header: dialect.header().to_string(), cost_table: target.costs.choice.to_string(), target_secs, rule_book_secs, ..IselReport::default() };
-        Ok(State { target, dialect, book, opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), consts: HashMap::new(), report })
+        Ok(State { target, dialect, book: Some(book), opts: opts.clone(), sel: None, cursor: 0, lets: HashMap::new(), let_names: HashMap::new(), consts: HashMap::new(), report })
     }
 
-    /// Selects instructions for one function, before it is emitted.
-    pub fn begin(&mut self, f: &Func) -> R<()> {
+    /// Selects instructions for one function, before it is emitted;
+    /// `last`: the module's last one (with `release_rule_caches`, the rule
+    /// book is dropped once its rules are loaded).
+    pub fn begin(&mut self, f: &Func, last: bool) -> R<()> {
         let t = std::time::Instant::now();
         let mut enc = crate::isel::encode::Encoder::new();
         enc.stmt(&f.body);
-        let sel = crate::isel::select_encoded(&self.target, &self.book, enc, t, &self.opts).map_err(CompileError::new)?;
+        let sel = match self.book.take() {
+            Some(book) if last && self.opts.release_rule_caches => crate::isel::select_encoded_last(&self.target, book, enc, t, &self.opts),
+            Some(book) => {
+                let sel = crate::isel::select_encoded(&self.target, &book, enc, t, &self.opts);
+                self.book = Some(book);
+                sel
+            }
+            None => Err("internal: instruction selection after the module's last function".to_string()),
+        }
+        .map_err(CompileError::new)?;
         self.report.selected_fallbacks += sel.fallback_count();
         self.report.explain.push_str(&format!("function {}:\n{}", f.name, sel.explain()));
         self.report.selections.push((f.name.clone(), sel.clone()));
