@@ -89,11 +89,30 @@ fn int_of(v: &BitVec) -> Int {
     Int::from_str(&decimal(v)).expect("a decimal numeral")
 }
 
-/// 2^k.
+/// 2^k, for any k (a 4,096-bit node wraps at 2^4096, one bit past what a
+/// `BitVec` holds).
 fn pow2(k: u32) -> Int {
-    let mut b = BitVec::zero(k + 1);
-    b.set_bit(k, true);
-    int_of(&b)
+    if k < 127 {
+        return Int::from_u128(1u128 << k);
+    }
+    // Doubled in base 10^9, least significant digit first.
+    let mut digits: Vec<u64> = vec![1];
+    for _ in 0..k {
+        let mut carry = 0;
+        for d in digits.iter_mut() {
+            let v = *d * 2 + carry;
+            *d = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        if carry > 0 {
+            digits.push(carry);
+        }
+    }
+    let mut s = digits.last().expect("a digit").to_string();
+    for d in digits.iter().rev().skip(1) {
+        s.push_str(&format!("{d:09}"));
+    }
+    Int::from_str(&s).expect("a decimal numeral")
 }
 
 fn ones(w: u32) -> Int {

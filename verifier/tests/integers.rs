@@ -128,6 +128,24 @@ fn division(n: u32, c: u64, m: u64, s: u64) -> (Semantics, Semantics) {
     (compose(&[e * n], &lhs, 2).unwrap(), compose(&[e * n], &rhs, 5).unwrap())
 }
 
+/// A 4,096-bit value (an HVX register quadruple) wraps at 2^4096, past
+/// the widest `BitVec`: the reading states it, and agrees with the
+/// evaluator.
+#[test]
+fn reads_the_widest_values() {
+    let h = halide();
+    let sem = h.instantiate("add", &[0, 32, 128]).unwrap().1;
+    let x = BitVec::ones(4096);
+    let one = splat(32, 128, 1);
+    assert_eq!(evaluate(&sem, &[x.clone(), one.clone()]), sem.eval(&[&x, &one]).ok());
+    // The operand's bound is 2^4096.
+    let side = |op: &str| {
+        let parts = [Part::Operand(0), Part::Const(splat(32, 128, 0)), Part::Apply { name: op.into(), sem: h.instantiate(op, &[0, 32, 128]).unwrap().1, kids: vec![0, 1] }];
+        compose(&[4096], &parts, 2).unwrap()
+    };
+    assert!(prove(&side("add"), &side("sub"), Budget::from(20_000)).is_some());
+}
+
 #[test]
 fn divides_a_u32_by_a_constant() {
     let budget = Budget::from(60_000);
