@@ -62,12 +62,10 @@ impl Term {
     }
 }
 
-fn decimal(v: &BitVec) -> String {
-    if v.width() <= 128 {
-        return v.to_u128().to_string();
-    }
-    // Repeated division by 10^18 over the 64-bit limbs, most significant first.
-    let mut limbs: Vec<u64> = v.limbs().iter().rev().copied().collect();
+/// The decimal numeral of an unsigned integer given as 64-bit limbs, least
+/// significant first: repeated division by 10^18.
+fn decimal(limbs: &[u64]) -> String {
+    let mut limbs: Vec<u64> = limbs.iter().rev().copied().collect();
     let mut parts = Vec::new();
     while limbs.iter().any(|&l| l != 0) {
         let mut rem: u128 = 0;
@@ -86,33 +84,21 @@ fn decimal(v: &BitVec) -> String {
 }
 
 fn int_of(v: &BitVec) -> Int {
-    Int::from_str(&decimal(v)).expect("a decimal numeral")
+    if v.width() <= 128 {
+        return Int::from_u128(v.to_u128());
+    }
+    Int::from_str(&decimal(v.limbs())).expect("a decimal numeral")
 }
 
 /// 2^k, for any k (a 4,096-bit node wraps at 2^4096, one bit past what a
 /// `BitVec` holds).
 fn pow2(k: u32) -> Int {
-    if k < 127 {
+    if k < 128 {
         return Int::from_u128(1u128 << k);
     }
-    // Doubled in base 10^9, least significant digit first.
-    let mut digits: Vec<u64> = vec![1];
-    for _ in 0..k {
-        let mut carry = 0;
-        for d in digits.iter_mut() {
-            let v = *d * 2 + carry;
-            *d = v % 1_000_000_000;
-            carry = v / 1_000_000_000;
-        }
-        if carry > 0 {
-            digits.push(carry);
-        }
-    }
-    let mut s = digits.last().expect("a digit").to_string();
-    for d in digits.iter().rev().skip(1) {
-        s.push_str(&format!("{d:09}"));
-    }
-    Int::from_str(&s).expect("a decimal numeral")
+    let mut limbs = vec![0u64; k as usize / 64 + 1];
+    limbs[k as usize / 64] = 1 << (k % 64);
+    Int::from_str(&decimal(&limbs)).expect("a decimal numeral")
 }
 
 fn ones(w: u32) -> Int {

@@ -37,35 +37,32 @@ fn pinned(sem: &Semantics, c: &[BitVec]) -> Option<Semantics> {
     compose(&widths[..1], &parts, widths.len()).ok()
 }
 
+/// Checks `sem` against the evaluator on random cases through `read`
+/// (`None`: stop, nothing more to read; `Some(None)`: this case is not
+/// read); whether any case was read.
+fn check_cases(label: &str, sem: &Semantics, g: &mut Gen, bad: &mut Vec<String>, read: impl Fn(&[BitVec]) -> Option<Option<BitVec>>) -> bool {
+    let mut accepted = false;
+    for c in cases(sem, g) {
+        let Some(got) = read(&c) else { break };
+        let Some(got) = got else { continue };
+        accepted = true;
+        let want = sem.eval(&c).ok();
+        if want.as_ref() != Some(&got) {
+            bad.push(format!("{label}: {c:?} integers={got:?} evaluator={want:?}"));
+            break;
+        }
+    }
+    accepted
+}
+
 /// Checks every semantics the reading accepts, as it is and with its
 /// operands after the first pinned; returns how many it read each way.
 fn check_all<'a>(sems: impl Iterator<Item = (String, &'a Semantics)>, bad: &mut Vec<String>) -> (usize, usize) {
     let mut g = Gen::from_size_and_seed(64, 0x1e9e);
     let (mut read, mut read_pinned) = (0, 0);
     for (name, sem) in sems {
-        let mut accepted = false;
-        for c in cases(sem, &mut g) {
-            let Some(got) = evaluate(sem, &c) else { break };
-            accepted = true;
-            let want = sem.eval(&c).ok();
-            if want.as_ref() != Some(&got) {
-                bad.push(format!("{name}: {c:?} integers={got:?} evaluator={want:?}"));
-                break;
-            }
-        }
-        read += accepted as usize;
-        let mut accepted = false;
-        for c in cases(sem, &mut g) {
-            let Some(p) = pinned(sem, &c) else { break };
-            let Some(got) = evaluate(&p, &c[..1]) else { continue };
-            accepted = true;
-            let want = sem.eval(&c).ok();
-            if want.as_ref() != Some(&got) {
-                bad.push(format!("{name} pinned: {c:?} integers={got:?} evaluator={want:?}"));
-                break;
-            }
-        }
-        read_pinned += accepted as usize;
+        read += check_cases(&name, sem, &mut g, bad, |c| evaluate(sem, c).map(Some)) as usize;
+        read_pinned += check_cases(&format!("{name} pinned"), sem, &mut g, bad, |c| pinned(sem, c).map(|p| evaluate(&p, &c[..1]))) as usize;
     }
     (read, read_pinned)
 }

@@ -34,7 +34,7 @@
 //! writes no rule).
 
 use super::Split;
-use super::expand::{inputs, splat, uniform_ops};
+use super::expand::{inputs, splat, uniform_ops, vector};
 use misaal_isa::{BitVec, SpecLibrary};
 
 /// The name prefix of this module's templates (a fallback, as `widen`'s).
@@ -213,18 +213,7 @@ fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
         // Quotients change at multiples of c: the edges sit on both sides
         // of the first and the last.
         let top = (u32::MAX as i128) / c * c;
-        let edges: Vec<BitVec> = [[0, 1, c - 1, c, c + 1, top - 1, top, u32::MAX as i128], [top - c, top - c - 1, 2 * c - 1, (1 << 31) - 1, 1 << 31, u32::MAX as i128 - 1, c * c, c * c - 1]]
-            .iter()
-            .map(|ls| {
-                let mut b = BitVec::zero(32 * n as u32);
-                for (l, &x) in ls.iter().enumerate() {
-                    for i in 0..32 {
-                        b.set_bit(l as u32 * 32 + i, x >> i & 1 == 1);
-                    }
-                }
-                b
-            })
-            .collect();
+        let edges = [[0, 1, c - 1, c, c + 1, top - 1, top, u32::MAX as i128], [top - c, top - c - 1, 2 * c - 1, (1 << 31) - 1, 1 << 31, u32::MAX as i128 - 1, c * c, c * c - 1]].map(|ls| vector(32, &ls));
         let mut xs: Vec<BitVec> = inputs(1, &[32 * n as u32], 64, 0x7533_32 ^ c as u64).into_iter().map(|mut x| x.remove(0)).collect();
         xs.extend(edges);
         let ok = xs.iter().all(|x| {

@@ -408,12 +408,18 @@ struct Probe {
 }
 
 pub(super) fn splat(e: i128, n: i128, v: i128) -> BitVec {
-    let lane = BitVec::from_i128(e as u32, v);
-    let mut w = BitVec::zero((e * n) as u32);
-    for l in 0..n as u32 {
+    vector(e, &vec![v; n as usize])
+}
+
+/// A vector of `e`-bit lanes with these values (lane 0 first), each
+/// truncated to `e` bits.
+pub(super) fn vector(e: i128, values: &[i128]) -> BitVec {
+    let mut w = BitVec::zero((e * values.len() as i128) as u32);
+    for (l, &v) in values.iter().enumerate() {
+        let lane = BitVec::from_i128(e as u32, v);
         for b in 0..e as u32 {
             if lane.bit(b) {
-                w.set_bit(l * e as u32 + b, true);
+                w.set_bit(l as u32 * e as u32 + b, true);
             }
         }
     }
