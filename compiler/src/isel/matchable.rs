@@ -110,10 +110,10 @@ pub fn kernel_shapes(dag: &TermDag) -> Vec<Shape> {
     out
 }
 
-/// An [`Atom`] as one [`matchable`] call numbers it: its rank among every
-/// atom the call can meet (the kernel's and the sides'), so ids compare as
-/// their atoms do and every set of them iterates in the same order. Facts
-/// and classes then copy and compare integers, not op names.
+/// An [`Atom`] as an [`Analysis`] numbers it: in the order first met, so
+/// the same kernel and instances, added in the same order, get the same
+/// ids, and every set of them iterates in the same order. Facts and
+/// classes then copy and compare integers, not op names.
 type Id = u32;
 
 /// A [`Kid`] of [`Id`]s.
@@ -126,14 +126,15 @@ struct IShape {
     kids: Vec<IKid>,
 }
 
-/// A rule side of [`Id`]s: a variable, or a node (an atom and its children).
+/// A rule side of [`Id`]s: a variable (numbered by name, see
+/// [`Analysis::var`]), or a node (an atom and its children).
 #[derive(PartialEq)]
-enum IPat<'p> {
-    Var(&'p str),
-    Node(Id, Vec<IPat<'p>>),
+enum IPat {
+    Var(u32),
+    Node(Id, Vec<IPat>),
 }
 
-impl IPat<'_> {
+impl IPat {
     fn atom(&self) -> Option<Id> {
         match self {
             IPat::Var(_) => None,
@@ -153,74 +154,86 @@ impl IPat<'_> {
     }
 }
 
-/// An atom borrowed from a pattern or a kernel shape, ordered as [`Atom`]
-/// is (the same variants in the same order, `&str` and `&[i64]` as `String`
-/// and `Vec<i64>`).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum AtomRef<'a> {
-    Const(i64, i64),
-    Halide(&'a str, &'a [i64]),
-    Instr(&'a str),
-    Leaf,
-    Other,
-}
-
-fn atom_ref(a: &Atom) -> AtomRef<'_> {
-    match a {
-        Atom::Const(b, v) => AtomRef::Const(*b, *v),
-        Atom::Halide(n, g) => AtomRef::Halide(n, g),
-        Atom::Instr(n) => AtomRef::Instr(n),
-        Atom::Leaf => AtomRef::Leaf,
-        Atom::Other => AtomRef::Other,
-    }
-}
-
-fn pat_atom_ref(p: &Pat) -> Option<AtomRef<'_>> {
-    match p {
-        Pat::Var(_) => None,
-        Pat::Const { bits, value } => Some(AtomRef::Const(*bits, *value)),
-        Pat::Halide { name, generics, .. } => Some(AtomRef::Halide(name, generics)),
-        Pat::Instr { name, .. } => Some(AtomRef::Instr(name)),
-    }
-}
-
-/// The atoms of one call, sorted: an atom's [`Id`] is its position.
-struct Atoms<'a> {
-    sorted: Vec<AtomRef<'a>>,
+/// The atoms met so far, by id, and the ids by atom (looked up without
+/// building an [`Atom`] from a pattern's borrowed name).
+struct Atoms {
+    list: Vec<Atom>,
+    consts: HashMap<(i64, i64), Id>,
+    halide: HashMap<String, HashMap<Vec<i64>, Id>>,
+    instrs: HashMap<String, Id>,
+    leaf: Id,
     /// `Other`'s id: what [`grand`] makes of an atom that is not a constant.
     other: Id,
 }
 
-impl<'a> Atoms<'a> {
-    fn new(mut all: Vec<AtomRef<'a>>) -> Self {
-        all.push(AtomRef::Other);
-        all.sort_unstable();
-        all.dedup();
-        let other = all.binary_search(&AtomRef::Other).expect("pushed") as Id;
-        Atoms { sorted: all, other }
+impl Atoms {
+    fn new() -> Self {
+        Atoms { list: vec![Atom::Leaf, Atom::Other], consts: HashMap::new(), halide: HashMap::new(), instrs: HashMap::new(), leaf: 0, other: 1 }
     }
-    fn id(&self, a: AtomRef) -> Id {
-        self.sorted.binary_search(&a).expect("every atom of the call is collected") as Id
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+    fn push(list: &mut Vec<Atom>, a: Atom) -> Id {
+        list.push(a);
+        (list.len() - 1) as Id
+    }
+    fn halide_id(&mut self, name: &str, generics: &[i64]) -> Id {
+        if let Some(&id) = self.halide.get(name).and_then(|g| g.get(generics)) {
+            return id;
+        }
+        let id = Self::push(&mut self.list, Atom::Halide(name.to_string(), generics.to_vec()));
+        self.halide.entry(name.to_string()).or_default().insert(generics.to_vec(), id);
+        id
+    }
+    fn instr_id(&mut self, name: &str) -> Id {
+        if let Some(&id) = self.instrs.get(name) {
+            return id;
+        }
+        let id = Self::push(&mut self.list, Atom::Instr(name.to_string()));
+        self.instrs.insert(name.to_string(), id);
+        id
+    }
+    fn const_id(&mut self, bits: i64, value: i64) -> Id {
+        let list = &mut self.list;
+        *self.consts.entry((bits, value)).or_insert_with(|| Self::push(list, Atom::Const(bits, value)))
+    }
+    fn id(&mut self, a: &Atom) -> Id {
+        match a {
+            Atom::Const(b, v) => self.const_id(*b, *v),
+            Atom::Halide(n, g) => self.halide_id(n, g),
+            Atom::Instr(n) => self.instr_id(n),
+            Atom::Leaf => self.leaf,
+            Atom::Other => self.other,
+        }
+    }
+    /// The atom of pattern node `p` (`None` for a variable).
+    fn pat_id(&mut self, p: &Pat) -> Option<Id> {
+        match p {
+            Pat::Var(_) => None,
+            Pat::Const { bits, value } => Some(self.const_id(*bits, *value)),
+            Pat::Halide { name, generics, .. } => Some(self.halide_id(name, generics)),
+            Pat::Instr { name, .. } => Some(self.instr_id(name)),
+        }
     }
     fn is_const(&self, a: Id) -> bool {
-        matches!(self.sorted[a as usize], AtomRef::Const(..))
+        matches!(self.list[a as usize], Atom::Const(..))
     }
     fn is_broadcast(&self, a: Id) -> bool {
-        matches!(self.sorted[a as usize], AtomRef::Halide("broadcast", _))
+        matches!(&self.list[a as usize], Atom::Halide(n, _) if n == "broadcast")
     }
     /// A broadcast's element width (its generics are sign, width, lanes).
     fn broadcast_width(&self, a: Id) -> i64 {
-        match self.sorted[a as usize] {
-            AtomRef::Halide(_, [_, bw, _]) => *bw,
+        match &self.list[a as usize] {
+            Atom::Halide(_, g) if g.len() == 3 => g[1],
             _ => 64,
         }
     }
     /// Whether constants `a` and `b` differ in their low `bits` bits (no
     /// answer, false, for anything but two constants).
     fn different_constants(&self, a: Id, b: Id, bits: i64) -> bool {
-        match (self.sorted[a as usize], self.sorted[b as usize]) {
-            (AtomRef::Const(wa, va), AtomRef::Const(wb, vb)) => {
-                let bits = bits.min(wa).min(wb);
+        match (&self.list[a as usize], &self.list[b as usize]) {
+            (Atom::Const(wa, va), Atom::Const(wb, vb)) => {
+                let bits = bits.min(*wa).min(*wb);
                 let mask = if (1..64).contains(&bits) { (1i64 << bits) - 1 } else { -1 };
                 (va ^ vb) & mask != 0
             }
@@ -231,15 +244,9 @@ impl<'a> Atoms<'a> {
     fn grand(&self, a: Option<Id>) -> Option<Id> {
         a.map(|a| if self.is_const(a) { a } else { self.other })
     }
-    fn pat<'p>(&self, p: &'p Pat) -> IPat<'p> {
-        match p {
-            Pat::Var(v) => IPat::Var(v),
-            _ => IPat::Node(self.id(pat_atom_ref(p).expect("a node")), kids_of(p).iter().map(|k| self.pat(k)).collect()),
-        }
-    }
-    fn shape(&self, s: &Shape) -> IShape {
-        let kids = s.kids.iter().map(|k| k.as_ref().map(|(a, g)| (self.id(atom_ref(a)), g.iter().map(|g| g.as_ref().map(|g| self.id(atom_ref(g)))).collect()))).collect();
-        IShape { atom: self.id(atom_ref(&s.atom)), kids }
+    fn shape(&mut self, s: &Shape) -> IShape {
+        let kids = s.kids.iter().map(|k| k.as_ref().map(|(a, g)| (self.id(a), g.iter().map(|g| g.as_ref().map(|g| self.id(g))).collect()))).collect();
+        IShape { atom: self.id(&s.atom), kids }
     }
 }
 
@@ -274,10 +281,16 @@ struct Classes {
 const ANY: usize = 0;
 
 impl Classes {
-    fn new(atoms: &Atoms) -> Self {
-        let n = atoms.sorted.len() + 1;
-        let nonconst = std::iter::once(true).chain((0..atoms.sorted.len()).map(|a| !atoms.is_const(a as Id))).collect();
-        Classes { parent: (0..n).collect(), size: vec![1; n], crowded: BTreeSet::new(), nonconst }
+    fn new() -> Self {
+        Classes { parent: vec![ANY], size: vec![1], crowded: BTreeSet::new(), nonconst: vec![true] }
+    }
+    /// One set per atom met since, each on its own.
+    fn grow(&mut self, atoms: &Atoms) {
+        for a in self.parent.len() - 1..atoms.len() {
+            self.parent.push(a + 1);
+            self.size.push(1);
+            self.nonconst.push(!atoms.is_const(a as Id));
+        }
     }
     fn id(&self, a: Id) -> usize {
         a as usize + 1
@@ -342,6 +355,9 @@ struct Facts {
 }
 
 impl Facts {
+    fn grow(&mut self, atoms: &Atoms) {
+        self.by_atom.resize_with(atoms.len(), BTreeSet::new);
+    }
     fn add(&mut self, s: IShape) -> bool {
         self.by_atom[s.atom as usize].insert(s)
     }
@@ -399,22 +415,22 @@ fn combinations<T: Clone>(slots: Vec<Vec<Option<T>>>) -> Vec<Vec<Option<T>>> {
 /// replaced by what it can be bound to, the children found at its place
 /// in `from` among the facts (a variable at `from`'s root: anything).
 fn written(atoms: &Atoms, from: &IPat, to: &IPat, facts: &Facts) -> Vec<IShape> {
-    let mut bound: HashMap<&str, BTreeSet<IKid>> = HashMap::new();
+    let mut bound: HashMap<u32, BTreeSet<IKid>> = HashMap::new();
     if let IPat::Var(v) = from {
-        bound.entry(v).or_default().insert(None);
+        bound.entry(*v).or_default().insert(None);
     }
     from.walk(&mut |n| {
         let Some(atom) = n.atom() else { return };
         for (j, k) in n.kids().iter().enumerate() {
             if let IPat::Var(v) = k {
                 let found = facts.of(atom).iter().filter_map(|f| f.kids.get(j).cloned());
-                bound.entry(v).or_default().extend(found);
+                bound.entry(*v).or_default().extend(found);
             }
         }
     });
     // A variable bound to anything at one of its places is anything.
-    let options = |v: &str| -> Vec<IKid> {
-        match bound.get(v) {
+    let options = |v: u32| -> Vec<IKid> {
+        match bound.get(&v) {
             Some(b) if !b.contains(&None) && !b.is_empty() && b.len() <= MAX_EXPANSION => b.iter().cloned().collect(),
             _ => vec![None],
         }
@@ -433,13 +449,13 @@ fn written(atoms: &Atoms, from: &IPat, to: &IPat, facts: &Facts) -> Vec<IShape> 
             .kids()
             .iter()
             .map(|k| match k {
-                IPat::Var(v) => options(v),
+                IPat::Var(v) => options(*v),
                 IPat::Node(a, kids) => {
                     let grand: Vec<Vec<Option<Id>>> = kids
                         .iter()
                         .map(|g| match g {
                             IPat::Var(w) => {
-                                let mut ids: Vec<Option<Id>> = options(w).into_iter().map(|o| atoms.grand(o.map(|(x, _)| x))).collect();
+                                let mut ids: Vec<Option<Id>> = options(*w).into_iter().map(|o| atoms.grand(o.map(|(x, _)| x))).collect();
                                 ids.dedup();
                                 ids
                             }
@@ -497,125 +513,197 @@ fn atoms_of(p: &IPat, out: &mut BTreeSet<Id>) {
 /// Which of the instances `sides` (left, right, two-way) can ever match,
 /// given the shapes of the kernel's nodes. A two-way rule also matches its
 /// right side and writes its left one.
-///
-/// Rounds until nothing changes. Work is redone only where it can change:
-/// a left side is tried again when a fact about one of its atoms is new or
-/// two classes joined, and what a kept rewrite writes is worked out again
-/// when a fact about one of its binding side's atoms is new.
 pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = Shape>) -> Vec<bool> {
-    let kernel: Vec<Shape> = kernel.into_iter().collect();
-    // Every atom the call can meet: the kernel's, the sides' (what
-    // `written` makes facts of), and `Other`.
-    let mut all: Vec<AtomRef> = Vec::new();
-    for s in &kernel {
-        all.push(atom_ref(&s.atom));
-        for (a, g) in s.kids.iter().flatten() {
-            all.push(atom_ref(a));
-            all.extend(g.iter().flatten().map(atom_ref));
+    let mut a = Analysis::new(kernel);
+    a.add(sides);
+    a.run();
+    a.keep
+}
+
+/// The analysis of one kernel. Atoms are numbered as they are met, so no
+/// list of every node's atom of every side is built first (2 MB of
+/// softmax's peak). Instances can be added between [`run`](Self::run)s;
+/// the facts and merges come from kept instances only, so the instances
+/// kept are those kept given all of them at once.
+///
+/// Rounds run until nothing changes. Work is redone only where it can
+/// change: a left side is tried again when a fact about one of its atoms is
+/// new or two classes joined (an instance added since the last round is
+/// tried once anyway), and what a kept rewrite writes is worked out again
+/// when a fact about one of its binding side's atoms is new.
+struct Analysis {
+    atoms: Atoms,
+    /// Variable names, numbered: `IPat::Var`'s number.
+    vars: HashMap<String, u32>,
+    facts: Facts,
+    /// Atoms with facts new since the last round.
+    dirty: Vec<bool>,
+    classes: Classes,
+    /// Per instance: its sides, their shapes, whether it runs both ways,
+    /// the atoms its match and what it writes depend on (its left side's,
+    /// and its right side's where it runs both ways; sorted).
+    pats: Vec<(IPat, IPat)>,
+    shaped: Vec<(Vec<IShape>, Vec<IShape>)>,
+    two_way: Vec<bool>,
+    needs: Vec<Vec<Id>>,
+    binds: Vec<Vec<Id>>,
+    /// Per instance: whether it can match.
+    keep: Vec<bool>,
+    /// Instances from here on were added since the last round.
+    untried: usize,
+    merges: Vec<Merge>,
+    /// Whether the last round joined two classes.
+    joined: bool,
+}
+
+impl Analysis {
+    fn new(kernel: impl IntoIterator<Item = Shape>) -> Self {
+        let mut atoms = Atoms::new();
+        let shapes: Vec<IShape> = kernel.into_iter().map(|s| atoms.shape(&s)).collect();
+        let mut a = Analysis {
+            facts: Facts { by_atom: Vec::new() },
+            dirty: Vec::new(),
+            classes: Classes::new(),
+            atoms,
+            vars: HashMap::new(),
+            pats: Vec::new(),
+            shaped: Vec::new(),
+            two_way: Vec::new(),
+            needs: Vec::new(),
+            binds: Vec::new(),
+            keep: Vec::new(),
+            untried: 0,
+            merges: Vec::new(),
+            joined: false,
+        };
+        a.grow();
+        for s in shapes {
+            a.dirty[s.atom as usize] = true;
+            a.facts.add(s);
+        }
+        a
+    }
+
+    /// Sizes the per-atom tables to the atoms met.
+    fn grow(&mut self) {
+        let n = self.atoms.len();
+        self.facts.grow(&self.atoms);
+        self.dirty.resize(n, false);
+        self.classes.grow(&self.atoms);
+    }
+
+    fn pat(&mut self, p: &Pat) -> IPat {
+        match p {
+            Pat::Var(v) => {
+                let next = self.vars.len() as u32;
+                IPat::Var(*self.vars.entry(v.clone()).or_insert(next))
+            }
+            _ => {
+                let atom = self.atoms.pat_id(p).expect("a node");
+                IPat::Node(atom, kids_of(p).iter().map(|k| self.pat(k)).collect())
+            }
         }
     }
-    for (l, r, _) in sides {
-        l.walk(&mut |n| all.extend(pat_atom_ref(n)));
-        r.walk(&mut |n| all.extend(pat_atom_ref(n)));
-    }
-    let atoms = Atoms::new(all);
-    let mut facts = Facts { by_atom: vec![BTreeSet::new(); atoms.sorted.len()] };
-    let mut dirty = vec![false; atoms.sorted.len()];
-    for s in &kernel {
-        let s = atoms.shape(s);
-        dirty[s.atom as usize] = true;
-        facts.add(s);
-    }
-    let mut classes = Classes::new(&atoms);
-    let pats: Vec<(IPat, IPat)> = sides.iter().map(|(l, r, _)| (atoms.pat(l), atoms.pat(r))).collect();
-    let shaped: Vec<(Vec<IShape>, Vec<IShape>)> = pats.iter().map(|(l, r)| (ishapes(&atoms, l), ishapes(&atoms, r))).collect();
-    // The atoms a side's match, and what the rewrite writes, depend on.
-    // Per instance, `collect` over its left side (and its right side too
-    // where the rule runs both ways), sorted.
-    let per_side = |collect: fn(&IPat, &mut BTreeSet<Id>)| -> Vec<Vec<Id>> {
-        pats.iter()
-            .zip(sides)
-            .map(|((l, r), &(_, _, two_way))| {
+
+    /// Appends instances (left, right, two-way), numbered on from those
+    /// added before.
+    fn add(&mut self, sides: &[(&Pat, &Pat, bool)]) {
+        for &(l, r, two_way) in sides {
+            let (l, r) = (self.pat(l), self.pat(r));
+            let side = |collect: fn(&IPat, &mut BTreeSet<Id>)| {
                 let mut s = BTreeSet::new();
-                collect(l, &mut s);
+                collect(&l, &mut s);
                 if two_way {
-                    collect(r, &mut s);
+                    collect(&r, &mut s);
                 }
-                s.into_iter().collect()
-            })
-            .collect()
-    };
-    let needs = per_side(atoms_of);
-    let binds = per_side(binding_atoms);
-    let mut keep = vec![false; sides.len()];
-    let mut merges: Vec<Merge> = Vec::new();
-    let mut joined = true;
-    loop {
-        let mut kept_now = vec![false; sides.len()];
-        for (k, (l, r)) in shaped.iter().enumerate() {
-            let two_way = sides[k].2;
-            if keep[k] || !(joined || needs[k].iter().any(|&a| dirty[a as usize])) {
-                continue;
-            }
-            if !(can_match(l, &facts, &mut classes, &atoms) || (two_way && can_match(r, &facts, &mut classes, &atoms))) {
-                continue;
-            }
-            keep[k] = true;
-            kept_now[k] = true;
-            let (lhs, rhs) = &pats[k];
-            merges.push(merge_of(lhs, rhs));
-            if two_way {
-                merges.push(merge_of(rhs, lhs));
-            }
-        }
-        // What kept rewrites write, and what they merge: a variable binds
-        // to, and a rewrite to a child joins its root with, what new facts
-        // bring.
-        let mut next = vec![false; atoms.sorted.len()];
-        let mut any_next = false;
-        for (k, (lhs, rhs)) in pats.iter().enumerate() {
-            if !keep[k] || !(kept_now[k] || binds[k].iter().any(|&a| dirty[a as usize])) {
-                continue;
-            }
-            let mut new = written(&atoms, lhs, rhs, &facts);
-            if sides[k].2 {
-                new.extend(written(&atoms, rhs, lhs, &facts));
-            }
-            for s in new {
-                let atom = s.atom as usize;
-                if facts.add(s) {
-                    next[atom] = true;
-                    any_next = true;
-                }
-            }
-        }
-        joined = false;
-        for m in &merges {
-            joined |= match m {
-                Merge::Atoms(a, b) => {
-                    let (a, b) = (classes.id(*a), classes.id(*b));
-                    classes.union(a, b)
-                }
-                Merge::Anything(b) => {
-                    let b = b.map(|b| classes.id(b));
-                    b.is_some_and(|b| classes.union(b, ANY))
-                }
-                Merge::Child(a, j) => {
-                    let under: Vec<Option<Id>> = facts.of(*a).iter().filter_map(|s| s.kids.get(*j).map(|k| k.as_ref().map(|(x, _)| *x))).collect();
-                    let ai = classes.id(*a);
-                    let mut any = false;
-                    for x in under {
-                        let xi = x.map_or(ANY, |x| classes.id(x));
-                        any |= classes.union(ai, xi);
-                    }
-                    any
-                }
+                s.into_iter().collect::<Vec<Id>>()
             };
+            self.needs.push(side(atoms_of));
+            self.binds.push(side(binding_atoms));
+            self.shaped.push((ishapes(&self.atoms, &l), ishapes(&self.atoms, &r)));
+            self.pats.push((l, r));
+            self.two_way.push(two_way);
+            self.keep.push(false);
         }
-        if !any_next && !joined && !kept_now.iter().any(|&k| k) {
-            return keep;
+        self.grow();
+    }
+
+    /// Rounds until nothing changes; returns the instances kept in them.
+    fn run(&mut self) -> Vec<usize> {
+        let mut newly = Vec::new();
+        let n = self.pats.len();
+        loop {
+            let mut kept_now = vec![false; n];
+            for k in 0..n {
+                if self.keep[k] || !(k >= self.untried || self.joined || self.needs[k].iter().any(|&a| self.dirty[a as usize])) {
+                    continue;
+                }
+                let (l, r) = &self.shaped[k];
+                if !(can_match(l, &self.facts, &mut self.classes, &self.atoms) || (self.two_way[k] && can_match(r, &self.facts, &mut self.classes, &self.atoms))) {
+                    continue;
+                }
+                self.keep[k] = true;
+                kept_now[k] = true;
+                newly.push(k);
+                let (lhs, rhs) = &self.pats[k];
+                self.merges.push(merge_of(lhs, rhs));
+                if self.two_way[k] {
+                    self.merges.push(merge_of(rhs, lhs));
+                }
+            }
+            self.untried = n;
+            // What kept rewrites write, and what they merge: a variable
+            // binds to, and a rewrite to a child joins its root with, what
+            // new facts bring.
+            let mut next = vec![false; self.atoms.len()];
+            let mut any_next = false;
+            for (k, (lhs, rhs)) in self.pats.iter().enumerate() {
+                if !self.keep[k] || !(kept_now[k] || self.binds[k].iter().any(|&a| self.dirty[a as usize])) {
+                    continue;
+                }
+                let mut new = written(&self.atoms, lhs, rhs, &self.facts);
+                if self.two_way[k] {
+                    new.extend(written(&self.atoms, rhs, lhs, &self.facts));
+                }
+                for s in new {
+                    let atom = s.atom as usize;
+                    if self.facts.add(s) {
+                        next[atom] = true;
+                        any_next = true;
+                    }
+                }
+            }
+            let classes = &mut self.classes;
+            let facts = &self.facts;
+            let mut joined = false;
+            for m in &self.merges {
+                joined |= match m {
+                    Merge::Atoms(a, b) => {
+                        let (a, b) = (classes.id(*a), classes.id(*b));
+                        classes.union(a, b)
+                    }
+                    Merge::Anything(b) => {
+                        let b = b.map(|b| classes.id(b));
+                        b.is_some_and(|b| classes.union(b, ANY))
+                    }
+                    Merge::Child(a, j) => {
+                        let under: Vec<Option<Id>> = facts.of(*a).iter().filter_map(|s| s.kids.get(*j).map(|k| k.as_ref().map(|(x, _)| *x))).collect();
+                        let ai = classes.id(*a);
+                        let mut any = false;
+                        for x in under {
+                            let xi = x.map_or(ANY, |x| classes.id(x));
+                            any |= classes.union(ai, xi);
+                        }
+                        any
+                    }
+                };
+            }
+            self.joined = joined;
+            self.dirty = next;
+            if !any_next && !joined && !kept_now.iter().any(|&k| k) {
+                return newly;
+            }
         }
-        dirty = next;
     }
 }
 
@@ -723,6 +811,31 @@ mod tests {
         assert_eq!(matchable(&sides, k()), [true, false, true]);
         // Without the broadcast's own class joined, as before.
         assert_eq!(matchable(&sides[1..], k()), [false, true]);
+    }
+
+    /// Instances added after a run are tried against what the kept ones
+    /// wrote: the same instances are kept as when all come at once.
+    #[test]
+    fn instances_added_later_are_kept_as_if_added_first() {
+        let bc = |k: i64| op("broadcast", 32, vec![c(k)]);
+        let rsr = |k: i64| op("rsr", 32, vec![v("x"), bc(k)]);
+        let shr = |k: i64| op("shr", 32, vec![v("x"), bc(k)]);
+        let rules: Vec<(Pat, Pat)> = (2..=9).map(|k| (rsr(k), shr(k - 1))).chain((1..=9).map(|k| (shr(k), instr("psrad", vec![v("x"), c(k)])))).collect();
+        let sides: Vec<(&Pat, &Pat, bool)> = rules.iter().map(|(l, r)| (l, r, false)).collect();
+        let k = || kernel(&[rsr(5), shr(8)]);
+        let at_once = matchable(&sides, k());
+        assert_eq!(at_once.iter().filter(|&&m| m).count(), 3);
+        // The shifts first, then the rounding shifts that write one.
+        let mut a = Analysis::new(k());
+        a.add(&sides[8..]);
+        assert_eq!(a.run(), [7]);
+        a.add(&sides[..8]);
+        let mut later = a.run();
+        later.sort();
+        assert_eq!(later, [3, 12]);
+        // `keep` is in the order added: the shifts, then the rounding shifts.
+        let reordered: Vec<bool> = a.keep[9..].iter().chain(&a.keep[..9]).copied().collect();
+        assert_eq!(reordered, at_once);
     }
 
     /// An inner op or instruction of a left side must be in the kernel or

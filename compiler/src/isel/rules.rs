@@ -502,7 +502,9 @@ impl RuleBook {
         // The closure of the kernel's ops under the usable right sides.
         let mut seen: BTreeSet<Head> = BTreeSet::new();
         let mut todo: Vec<Head> = heads.to_vec();
-        let mut chosen: Vec<Candidate> = Vec::new();
+        // Each chosen candidate as its head's list (cached in `built`) and
+        // its place there: a clone of each was a seventh of softmax's peak.
+        let mut chosen: Vec<(Arc<Vec<Candidate>>, usize)> = Vec::new();
         // A lane count that is not a power of two comes only from the
         // kernel: rules pad such vectors to a power of two and never make
         // one of a power of two. An instance whose left side has a lane
@@ -516,7 +518,8 @@ impl RuleBook {
             if !seen.insert(h.clone()) {
                 continue;
             }
-            for c in self.instances_of(env, &h).iter() {
+            let list = self.instances_of(env, &h);
+            for (at, c) in list.iter().enumerate() {
                 if !c.lhs.odd_lanes().is_subset(&kernel_odd) || !c.rhs.odd_lanes().is_subset(&kernel_odd) {
                     continue;
                 }
@@ -551,11 +554,11 @@ impl RuleBook {
                     }
                 }
                 todo.extend(c.rhs.halide_heads());
-                chosen.push(c.clone());
+                chosen.push((list.clone(), at));
             }
         }
         if let Some(kernel) = kernel {
-            let sides: Vec<(&Pat, &Pat, bool)> = chosen.iter().map(|c| (&c.lhs, &c.rhs, self.rules[c.rule].bidirectional)).collect();
+            let sides: Vec<(&Pat, &Pat, bool)> = chosen.iter().map(|(l, at)| &l[*at]).map(|c| (&c.lhs, &c.rhs, self.rules[c.rule].bidirectional)).collect();
             let keep = matchable(&sides, kernel.iter().cloned());
             let mut flags = keep.iter();
             chosen.retain(|_| *flags.next().expect("one flag per instance"));
@@ -566,7 +569,7 @@ impl RuleBook {
         // no cache holds it.
         let pending: Vec<&Candidate> = {
             let settled = self.settled.lock().expect("verdicts");
-            chosen.iter().filter(|c| !settled.contains_key(&c.name)).collect()
+            chosen.iter().map(|(l, at)| &l[*at]).filter(|c| !settled.contains_key(&c.name)).collect()
         };
         let mut cache: Option<Arc<Mutex<VerdictCache>>> = None;
         if !pending.is_empty() {
@@ -588,7 +591,8 @@ impl RuleBook {
                 .collect();
             self.settled.lock().expect("verdicts").extend(settled);
         }
-        for c in chosen {
+        for (list, at) in &chosen {
+            let c = &list[*at];
             let rule = &self.rules[c.rule];
             let (verdict, why, cached) = self.settled.lock().expect("verdicts").get(&c.name).cloned().ok_or_else(|| format!("internal: no verdict for {}", c.name))?;
             if verdict != Verdict::Proved {
