@@ -65,12 +65,13 @@ fn parse_verdict_row(line: &str) -> Option<(&str, (Verdict, f64, usize, &str))> 
 /// One verdict file as read.
 #[derive(Default)]
 struct VerdictFile {
+    /// An unsorted file's text (a sorted one is read where it lies).
     text: String,
     /// Keys strictly increasing in byte order, one row a line (as
     /// `misaal verify` writes its files and the shipped ones are sorted):
-    /// rows are found by binary search in `text`, with no index. Indexing
-    /// the two x86 files took 17 MB of a compile's 87 MB peak heap.
-    sorted: bool,
+    /// rows are found by binary search, with no index. Indexing the two
+    /// x86 files took 17 MB of a compile's 87 MB peak heap.
+    sorted: Option<Blocks>,
     /// Verdict rows by key: where each line starts (the last of duplicates).
     rows: HashMap<Key, usize>,
     /// Rows whose key is not of the usual shape, parsed.
@@ -79,12 +80,73 @@ struct VerdictFile {
     pre: HashMap<Key, Key>,
 }
 
+/// A sorted file searched where it lies: the first key of every block of
+/// about [`BLOCK`] bytes (whole lines) and the block's offset, and the
+/// file kept open. A key's row is read from its one block. Holding the
+/// text instead was 6.3 MB (x86's 94,000 rows) of a compile's peak for a
+/// few thousand lookups. The open file is the one indexed even if a save
+/// renames a new one onto its path.
+struct Blocks {
+    file: std::fs::File,
+    starts: Vec<(String, u64)>,
+    len: u64,
+}
+
+/// The size of a [`Blocks`] block: ~80 rows.
+const BLOCK: usize = 4096;
+
+impl Blocks {
+    fn new(file: std::fs::File, text: &str) -> Blocks {
+        let mut starts = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let key = text[at..].split(['\t', '\n']).next().unwrap_or("");
+            starts.push((key.to_string(), at as u64));
+            let end = (at + BLOCK).min(text.len());
+            at = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        }
+        Blocks { file, starts, len: text.len() as u64 }
+    }
+
+    /// The block that would hold `key`, as read now (`None` if before
+    /// the first key, or unreadable: a verdict then is proved again).
+    fn block(&self, key: &str) -> Option<String> {
+        let i = self.starts.partition_point(|(k, _)| k.as_str() <= key).checked_sub(1)?;
+        let (from, to) = (self.starts[i].1, self.starts.get(i + 1).map_or(self.len, |s| s.1));
+        let mut buf = vec![0; (to - from) as usize];
+        read_at(&self.file, &mut buf, from).ok()?;
+        String::from_utf8(buf).ok()
+    }
+
+    /// The line whose key is `key`.
+    fn find_line(&self, key: &str) -> Option<String> {
+        let block = self.block(key)?;
+        let line = block.lines().find(|l| l.split('\t').next() == Some(key))?;
+        Some(line.strip_suffix('\r').unwrap_or(line).to_string())
+    }
+}
+
+#[cfg(unix)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    f.seek(std::io::SeekFrom::Start(at))?;
+    f.read_exact(buf)
+}
+
 impl VerdictFile {
     /// The file at `path`; empty if it cannot be read (a cache not yet written).
     fn read(path: &Path) -> VerdictFile {
         let Ok(text) = std::fs::read_to_string(path) else { return VerdictFile::default() };
-        if sorted_rows(&text) {
-            return VerdictFile { text, sorted: true, ..Default::default() };
+        if sorted_rows(&text)
+            && let Ok(file) = std::fs::File::open(path)
+            && file.metadata().is_ok_and(|m| m.len() == text.len() as u64)
+        {
+            return VerdictFile { sorted: Some(Blocks::new(file, &text)), ..Default::default() };
         }
         let (mut rows, mut odd, mut pre) = (HashMap::new(), HashMap::new(), HashMap::new());
         let mut start = 0;
@@ -113,25 +175,7 @@ impl VerdictFile {
                 }
             }
         }
-        VerdictFile { text, sorted: false, rows, odd, pre }
-    }
-
-    /// The line whose key is `key`, by binary search (sorted files only).
-    fn find_line(&self, key: &str) -> Option<&str> {
-        let t = self.text.as_str();
-        let (mut lo, mut hi) = (0, t.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let start = t[lo..mid].rfind('\n').map_or(lo, |i| lo + i + 1);
-            let end = t[start..hi].find('\n').map_or(hi, |i| start + i);
-            let line = t[start..end].strip_suffix('\r').unwrap_or(&t[start..end]);
-            match line.split('\t').next().unwrap_or("").cmp(key) {
-                std::cmp::Ordering::Less => lo = (end + 1).min(hi),
-                std::cmp::Ordering::Greater => hi = start,
-                std::cmp::Ordering::Equal => return Some(line),
-            }
-        }
-        None
+        VerdictFile { text, sorted: None, rows, odd, pre }
     }
 
     fn line_at(&self, at: usize) -> &str {
@@ -140,8 +184,8 @@ impl VerdictFile {
     }
 
     fn get(&self, key: &str) -> Option<Row> {
-        if self.sorted {
-            return self.find_line(key).and_then(parse_verdict_row).map(|(_, (v, ms, n, cx))| (v, ms, n, cx.to_string()));
+        if let Some(b) = &self.sorted {
+            return b.find_line(key).as_deref().and_then(parse_verdict_row).map(|(_, (v, ms, n, cx))| (v, ms, n, cx.to_string()));
         }
         match Key::parse(key) {
             Some(k) => self.rows.get(&k).and_then(|&at| parse_verdict_row(self.line_at(at))).map(|(_, (v, ms, n, cx))| (v, ms, n, cx.to_string())),
@@ -150,22 +194,30 @@ impl VerdictFile {
     }
 
     fn proof_key_of(&self, pre: &str) -> Option<String> {
-        if self.sorted {
-            return self.find_line(pre).and_then(pre_key_row).map(|(_, proof)| format!("p{:032x}", proof.hash));
+        if let Some(b) = &self.sorted {
+            return b.find_line(pre).as_deref().and_then(pre_key_row).map(|(_, proof)| format!("p{:032x}", proof.hash));
         }
         self.pre.get(&Key::parse(pre)?).map(|k| format!("p{:032x}", k.hash))
     }
 
-    /// Every verdict row's key and line, and every pre-key row's.
-    fn lines(&self) -> Box<dyn Iterator<Item = (String, String)> + '_> {
-        if self.sorted {
-            return Box::new(self.text.lines().filter_map(|line| {
-                if let Some((pre, proof)) = pre_key_row(line) {
-                    let p = format!("i{:032x}", pre.hash);
-                    return Some((p.clone(), format!("{p}\t{PRE_KEY_ROW}\tp{:032x}", proof.hash)));
-                }
-                parse_verdict_row(line).map(|(k, _)| (k.to_string(), line.to_string()))
-            }));
+    /// Every verdict row's key and line, and every pre-key row's (a
+    /// sorted file is read again for it).
+    fn lines(&self) -> Vec<(String, String)> {
+        if let Some(b) = &self.sorted {
+            let mut text = vec![0; b.len as usize];
+            if read_at(&b.file, &mut text, 0).is_err() {
+                return Vec::new();
+            }
+            return String::from_utf8_lossy(&text)
+                .lines()
+                .filter_map(|line| {
+                    if let Some((pre, proof)) = pre_key_row(line) {
+                        let p = format!("i{:032x}", pre.hash);
+                        return Some((p.clone(), format!("{p}\t{PRE_KEY_ROW}\tp{:032x}", proof.hash)));
+                    }
+                    parse_verdict_row(line).map(|(k, _)| (k.to_string(), line.to_string()))
+                })
+                .collect();
         }
         let rows = self.rows.values().map(|&at| {
             let line = self.line_at(at);
@@ -177,7 +229,7 @@ impl VerdictFile {
             let line = format!("{p}\t{PRE_KEY_ROW}\tp{:032x}", k.hash);
             (p, line)
         });
-        Box::new(rows.chain(odd).chain(pre))
+        rows.chain(odd).chain(pre).collect()
     }
 }
 
@@ -355,7 +407,7 @@ impl VerdictCache {
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let mut lines: HashMap<String, String> = self.local().lines().collect();
+        let mut lines: HashMap<String, String> = self.local().lines().into_iter().collect();
         lines.extend(self.fresh.iter().map(|(k, r)| (k.clone(), row_line(k, r))));
         lines.extend(self.fresh_pre.iter().map(|(k, p)| (k.clone(), format!("{k}\t{PRE_KEY_ROW}\t{p}"))));
         let mut keys: Vec<&String> = lines.keys().collect();
@@ -400,7 +452,7 @@ mod tests {
         let unsorted = dir.join("unsorted.tsv");
         std::fs::write(&unsorted, shuffled.join("\n") + "\n").unwrap();
         let (a, b) = (VerdictFile::read(&sorted), VerdictFile::read(&unsorted));
-        assert!(a.sorted && !b.sorted);
+        assert!(a.sorted.is_some() && b.sorted.is_none());
         let mut asked = 0;
         for k in (0..210u128).map(|k| key(k * 7919)).chain((1..300u128).map(|k| key(k * 7919 + 1))).chain((0..60u128).map(|k| format!("i{}", key(k * 31)))).chain(["p00000000000000000000000000000abc".to_string(), "zz".into(), "".into()]) {
             assert_eq!(a.get(&k), b.get(&k), "{k}");
@@ -408,7 +460,7 @@ mod tests {
             asked += a.get(&k).is_some() as usize + a.proof_key_of(&k).is_some() as usize;
         }
         assert_eq!(asked, 200 + 50 + 1);
-        let (mut la, mut lb): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
+        let (mut la, mut lb) = (a.lines(), b.lines());
         la.sort();
         lb.sort();
         assert_eq!(la, lb);
