@@ -120,7 +120,7 @@ type Id = u32;
 type IKid = Option<(Id, Vec<Option<Id>>)>;
 
 /// A [`Shape`] of [`Id`]s.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct IShape {
     atom: Id,
     kids: Vec<IKid>,
@@ -395,8 +395,8 @@ fn kid_matches(classes: &mut Classes, atoms: &Atoms, have: &IKid, want: &IKid) -
 }
 
 /// Whether every node of `side` has a fact to match.
-fn can_match(side: &[IShape], facts: &Facts, classes: &mut Classes, atoms: &Atoms) -> bool {
-    side.iter().all(|want| facts.of(want.atom).iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, atoms, hk, wk))))
+fn can_match(side: &[u32], shapes: &[IShape], facts: &Facts, classes: &mut Classes, atoms: &Atoms) -> bool {
+    side.iter().map(|&s| &shapes[s as usize]).all(|want| facts.of(want.atom).iter().any(|h| h.kids.len() == want.kids.len() && h.kids.iter().zip(&want.kids).all(|(hk, wk)| kid_matches(classes, atoms, hk, wk))))
 }
 
 /// The most facts one written node expands to; past it a variable's slot
@@ -543,7 +543,11 @@ struct Analysis {
     /// the atoms its match and what it writes depend on (its left side's,
     /// and its right side's where it runs both ways; sorted).
     pats: Vec<(IPat, IPat)>,
-    shaped: Vec<(Vec<IShape>, Vec<IShape>)>,
+    shaped: Vec<(Vec<u32>, Vec<u32>)>,
+    /// The sides' node shapes, each once (most instances of a rule share
+    /// all but a few): a shape per node was 6 MB of softmax's peak.
+    shapes: Vec<IShape>,
+    shape_ids: HashMap<IShape, u32>,
     two_way: Vec<bool>,
     needs: Vec<Vec<Id>>,
     binds: Vec<Vec<Id>>,
@@ -568,6 +572,8 @@ impl Analysis {
             vars: HashMap::new(),
             pats: Vec::new(),
             shaped: Vec::new(),
+            shapes: Vec::new(),
+            shape_ids: HashMap::new(),
             two_way: Vec::new(),
             needs: Vec::new(),
             binds: Vec::new(),
@@ -605,6 +611,18 @@ impl Analysis {
         }
     }
 
+    fn intern(&mut self, side: Vec<IShape>) -> Vec<u32> {
+        side.into_iter()
+            .map(|s| {
+                let next = self.shapes.len() as u32;
+                *self.shape_ids.entry(s).or_insert_with_key(|s| {
+                    self.shapes.push(s.clone());
+                    next
+                })
+            })
+            .collect()
+    }
+
     /// Appends instances (left, right, two-way), numbered on from those
     /// added before.
     fn add(&mut self, sides: &[(&Pat, &Pat, bool)]) {
@@ -620,7 +638,9 @@ impl Analysis {
             };
             self.needs.push(side(atoms_of));
             self.binds.push(side(binding_atoms));
-            self.shaped.push((ishapes(&self.atoms, &l), ishapes(&self.atoms, &r)));
+            let (ls, rs) = (ishapes(&self.atoms, &l), ishapes(&self.atoms, &r));
+            let shaped = (self.intern(ls), self.intern(rs));
+            self.shaped.push(shaped);
             self.pats.push((l, r));
             self.two_way.push(two_way);
             self.keep.push(false);
@@ -639,7 +659,8 @@ impl Analysis {
                     continue;
                 }
                 let (l, r) = &self.shaped[k];
-                if !(can_match(l, &self.facts, &mut self.classes, &self.atoms) || (self.two_way[k] && can_match(r, &self.facts, &mut self.classes, &self.atoms))) {
+                let shapes = &self.shapes;
+                if !(can_match(l, shapes, &self.facts, &mut self.classes, &self.atoms) || (self.two_way[k] && can_match(r, shapes, &self.facts, &mut self.classes, &self.atoms))) {
                     continue;
                 }
                 self.keep[k] = true;

@@ -268,12 +268,21 @@ type Head = (String, Vec<i64>);
 #[derive(Clone)]
 struct Candidate {
     rule: usize,
-    assign: Assignment,
+    /// The rule's instantiations (shared with the book's cache) and which
+    /// one this is: a copy of each was 2.5 MB of softmax's peak.
+    envs: Arc<Vec<Assignment>>,
+    env: usize,
     name: String,
     lhs: Pat,
     rhs: Pat,
     /// Why it cannot be used here: target specs `STATUS.tsv` does not vouch for.
     unverified: Option<String>,
+}
+
+impl Candidate {
+    fn assign(&self) -> &Assignment {
+        &self.envs[self.env]
+    }
 }
 
 /// A rule file parsed, name-checked and its instantiations enumerated at
@@ -458,11 +467,12 @@ impl RuleBook {
         // rule order, so the candidates are the same, in the same order.
         use rayon::prelude::*;
         let envs: HashMap<usize, Arc<Vec<Assignment>>> = ops.into_iter().flatten().map(|&k| (k, self.assignments(k))).collect();
-        let jobs: Vec<(usize, &Assignment)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p], &envs[&o[p]][j]))).collect();
+        let jobs: Vec<(usize, usize)> = index.get(head).into_iter().flatten().filter_map(|&(p, j)| ops.map(|o| (o[p], j))).collect();
         let built: Vec<Option<Candidate>> = jobs
             .par_iter()
-            .map(|&(k, assign)| {
+            .map(|&(k, j)| {
                 let rule = &self.rules[k];
+                let assign = &envs[&k][j];
                 // An instantiation whose sides do not type-check is never
                 // loaded (the verifier calls it refuted).
                 let (lhs, rhs) = instantiate(env, rule, assign).ok()?;
@@ -472,7 +482,7 @@ impl RuleBook {
                 let missing = unverified_specs(&libs, rule, assign, env.status);
                 let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
                 let name = format!("{}[{}]", rule.name, describe_env(assign));
-                Some(Candidate { rule: k, assign: assign.clone(), name, lhs, rhs, unverified })
+                Some(Candidate { rule: k, envs: envs[&k].clone(), env: j, name, lhs, rhs, unverified })
             })
             .collect();
         let b = Arc::new(built.into_iter().flatten().collect::<Vec<_>>());
@@ -585,7 +595,8 @@ impl RuleBook {
                 .map(|c| {
                     let rule = &self.rules[c.rule];
                     // A pre-key hit skips unrolling the sides for the proof key.
-                    let r = proved_by_pre_key(&libs, rule, &c.assign, cache).unwrap_or_else(|| run_job(&libs, &Job { rule, env: Some(c.assign.clone()) }, &cfg, cache));
+                    let assign = c.assign();
+                    let r = proved_by_pre_key(&libs, rule, assign, cache).unwrap_or_else(|| run_job(&libs, &Job { rule, env: Some(assign.clone()) }, &cfg, cache));
                     (c.name.clone(), (r.verdict, r.counterexample, r.cached))
                 })
                 .collect();
@@ -612,7 +623,7 @@ impl RuleBook {
             out.instances.push(Instance {
                 name: c.name.clone(),
                 rule: rule.name.clone(),
-                instantiation: describe_env(&c.assign),
+                instantiation: describe_env(c.assign()),
                 lhs: c.lhs.clone(),
                 rhs: c.rhs.clone(),
                 verdict,
