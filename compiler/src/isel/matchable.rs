@@ -516,8 +516,8 @@ fn atoms_of(p: &IPat, out: &mut BTreeSet<Id>) {
 pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = Shape>) -> Vec<bool> {
     let mut a = Analysis::new(kernel);
     a.add(sides);
-    a.run();
-    a.keep
+    a.run(&mut |_| None);
+    a.kept()
 }
 
 /// The analysis of one kernel. Atoms are numbered as they are met, so no
@@ -531,7 +531,7 @@ pub fn matchable(sides: &[(&Pat, &Pat, bool)], kernel: impl IntoIterator<Item = 
 /// new or two classes joined (an instance added since the last round is
 /// tried once anyway), and what a kept rewrite writes is worked out again
 /// when a fact about one of its binding side's atoms is new.
-struct Analysis {
+pub(super) struct Analysis {
     atoms: Atoms,
     /// Variable names, numbered: `IPat::Var`'s number.
     vars: HashMap<String, u32>,
@@ -542,7 +542,9 @@ struct Analysis {
     /// Per instance: its sides, their shapes, whether it runs both ways,
     /// the atoms its match and what it writes depend on (its left side's,
     /// and its right side's where it runs both ways; sorted).
-    pats: Vec<(IPat, IPat)>,
+    /// A right side is `None` until its instance is kept, for those
+    /// added by [`add_left`](Self::add_left).
+    pats: Vec<(IPat, Option<IPat>)>,
     shaped: Vec<(Vec<u32>, Vec<u32>)>,
     /// The sides' node shapes, each once (most instances of a rule share
     /// all but a few): a shape per node was 6 MB of softmax's peak.
@@ -553,6 +555,9 @@ struct Analysis {
     binds: Vec<Vec<Id>>,
     /// Per instance: whether it can match.
     keep: Vec<bool>,
+    /// Per instance: whether its right side turned out unusable, so it is
+    /// never kept (as if it had not been added).
+    dead: Vec<bool>,
     /// Instances from here on were added since the last round.
     untried: usize,
     merges: Vec<Merge>,
@@ -561,7 +566,7 @@ struct Analysis {
 }
 
 impl Analysis {
-    fn new(kernel: impl IntoIterator<Item = Shape>) -> Self {
+    pub(super) fn new(kernel: impl IntoIterator<Item = Shape>) -> Self {
         let mut atoms = Atoms::new();
         let shapes: Vec<IShape> = kernel.into_iter().map(|s| atoms.shape(&s)).collect();
         let mut a = Analysis {
@@ -578,6 +583,7 @@ impl Analysis {
             needs: Vec::new(),
             binds: Vec::new(),
             keep: Vec::new(),
+            dead: Vec::new(),
             untried: 0,
             merges: Vec::new(),
             joined: false,
@@ -636,26 +642,55 @@ impl Analysis {
                 }
                 s.into_iter().collect::<Vec<Id>>()
             };
-            self.needs.push(side(atoms_of));
-            self.binds.push(side(binding_atoms));
-            let (ls, rs) = (ishapes(&self.atoms, &l), ishapes(&self.atoms, &r));
+            let (needs, binds) = (side(atoms_of), side(binding_atoms));
+            let (ls, rs) = (ishapes(&self.atoms, &l), if two_way { ishapes(&self.atoms, &r) } else { Vec::new() });
             let shaped = (self.intern(ls), self.intern(rs));
-            self.shaped.push(shaped);
-            self.pats.push((l, r));
-            self.two_way.push(two_way);
-            self.keep.push(false);
+            self.push(l, Some(r), two_way, needs, binds, shaped);
         }
         self.grow();
     }
 
+    /// Appends one-way instances by their left sides: each one's right side
+    /// is asked of [`run`](Self::run)'s `rhs_of` once the left side can match.
+    pub(super) fn add_left(&mut self, lefts: &[&Pat]) {
+        for l in lefts {
+            let l = self.pat(l);
+            let (mut needs, mut binds) = (BTreeSet::new(), BTreeSet::new());
+            atoms_of(&l, &mut needs);
+            binding_atoms(&l, &mut binds);
+            let ls = ishapes(&self.atoms, &l);
+            let shaped = (self.intern(ls), Vec::new());
+            self.push(l, None, false, needs.into_iter().collect(), binds.into_iter().collect(), shaped);
+        }
+        self.grow();
+    }
+
+    fn push(&mut self, l: IPat, r: Option<IPat>, two_way: bool, needs: Vec<Id>, binds: Vec<Id>, shaped: (Vec<u32>, Vec<u32>)) {
+        self.needs.push(needs);
+        self.binds.push(binds);
+        self.shaped.push(shaped);
+        self.pats.push((l, r));
+        self.two_way.push(two_way);
+        self.keep.push(false);
+        self.dead.push(false);
+    }
+
+    /// Per instance added: whether it can match.
+    pub(super) fn kept(self) -> Vec<bool> {
+        self.keep
+    }
+
     /// Rounds until nothing changes; returns the instances kept in them.
-    fn run(&mut self) -> Vec<usize> {
+    /// `rhs_of(k)`: the right side of instance `k` added by
+    /// [`add_left`](Self::add_left), asked once its left side can match
+    /// (`None`: it cannot be loaded, and is never kept).
+    pub(super) fn run<'p>(&mut self, rhs_of: &mut dyn FnMut(usize) -> Option<&'p Pat>) -> Vec<usize> {
         let mut newly = Vec::new();
         let n = self.pats.len();
         loop {
             let mut kept_now = vec![false; n];
             for k in 0..n {
-                if self.keep[k] || !(k >= self.untried || self.joined || self.needs[k].iter().any(|&a| self.dirty[a as usize])) {
+                if self.keep[k] || self.dead[k] || !(k >= self.untried || self.joined || self.needs[k].iter().any(|&a| self.dirty[a as usize])) {
                     continue;
                 }
                 let (l, r) = &self.shaped[k];
@@ -663,16 +698,27 @@ impl Analysis {
                 if !(can_match(l, shapes, &self.facts, &mut self.classes, &self.atoms) || (self.two_way[k] && can_match(r, shapes, &self.facts, &mut self.classes, &self.atoms))) {
                     continue;
                 }
+                if self.pats[k].1.is_none() {
+                    match rhs_of(k) {
+                        Some(r) => self.pats[k].1 = Some(self.pat(r)),
+                        None => {
+                            self.dead[k] = true;
+                            continue;
+                        }
+                    }
+                }
                 self.keep[k] = true;
                 kept_now[k] = true;
                 newly.push(k);
-                let (lhs, rhs) = &self.pats[k];
+                let (lhs, rhs) = (&self.pats[k].0, self.pats[k].1.as_ref().expect("set above"));
                 self.merges.push(merge_of(lhs, rhs));
                 if self.two_way[k] {
                     self.merges.push(merge_of(rhs, lhs));
                 }
             }
             self.untried = n;
+            // Right sides met new atoms.
+            self.grow();
             // What kept rewrites write, and what they merge: a variable
             // binds to, and a rewrite to a child joins its root with, what
             // new facts bring.
@@ -682,6 +728,7 @@ impl Analysis {
                 if !self.keep[k] || !(kept_now[k] || self.binds[k].iter().any(|&a| self.dirty[a as usize])) {
                     continue;
                 }
+                let rhs = rhs.as_ref().expect("a kept instance's right side");
                 let mut new = written(&self.atoms, lhs, rhs, &self.facts);
                 if self.two_way[k] {
                     new.extend(written(&self.atoms, rhs, lhs, &self.facts));
@@ -849,14 +896,43 @@ mod tests {
         // The shifts first, then the rounding shifts that write one.
         let mut a = Analysis::new(k());
         a.add(&sides[8..]);
-        assert_eq!(a.run(), [7]);
+        assert_eq!(a.run(&mut |_| None), [7]);
         a.add(&sides[..8]);
-        let mut later = a.run();
+        let mut later = a.run(&mut |_| None);
         later.sort();
         assert_eq!(later, [3, 12]);
         // `keep` is in the order added: the shifts, then the rounding shifts.
         let reordered: Vec<bool> = a.keep[9..].iter().chain(&a.keep[..9]).copied().collect();
         assert_eq!(reordered, at_once);
+    }
+
+    /// By left sides only: a right side is asked for once its left side
+    /// can match, and one that cannot be loaded writes nothing.
+    #[test]
+    fn a_right_side_is_asked_for_only_once_its_left_side_can_match() {
+        let bc = |k: i64| op("broadcast", 32, vec![c(k)]);
+        let rsr = |k: i64| op("rsr", 32, vec![v("x"), bc(k)]);
+        let shr = |k: i64| op("shr", 32, vec![v("x"), bc(k)]);
+        let rules: Vec<(Pat, Pat)> = (2..=9).map(|k| (rsr(k), shr(k - 1))).chain((1..=9).map(|k| (shr(k), instr("psrad", vec![v("x"), c(k)])))).collect();
+        let lefts: Vec<&Pat> = rules.iter().map(|(l, _)| l).collect();
+        let run = |unusable: usize| {
+            let mut a = Analysis::new(kernel(&[rsr(5), shr(8)]));
+            a.add_left(&lefts);
+            let mut asked = Vec::new();
+            a.run(&mut |k| {
+                asked.push(k);
+                (k != unusable).then(|| &rules[k].1)
+            });
+            asked.sort();
+            (asked, a.kept())
+        };
+        let (asked, kept) = run(usize::MAX);
+        assert_eq!(asked, [3, 11, 15]);
+        assert_eq!(kept.iter().filter(|&&k| k).count(), 3);
+        // rsr(5)'s right side cannot be loaded: nothing writes shr(4).
+        let (asked, kept) = run(3);
+        assert_eq!(asked, [3, 15]);
+        assert_eq!(kept.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect::<Vec<_>>(), [15]);
     }
 
     /// An inner op or instruction of a left side must be in the kernel or

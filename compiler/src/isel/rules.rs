@@ -21,7 +21,7 @@
 //!    proved one.
 
 use super::features::CpuFeatures;
-use super::matchable::{Shape, matchable};
+use super::matchable::{Analysis, Shape, matchable};
 use super::encode::{CONST, SORT, canonical_const, halide_ctor, instr_ctor};
 use misaal_isa::ast::Ty;
 use misaal_isa::{SpecLibrary, StatusTable};
@@ -274,7 +274,12 @@ struct Candidate {
     env: usize,
     name: String,
     lhs: Pat,
-    rhs: Pat,
+    /// Built the first time it is asked for ([`Candidate::rhs`]); `None`:
+    /// it does not type-check, and the instance is never loaded (the
+    /// verifier calls it refuted). Given the kernel, only the instances
+    /// whose left side can match need it: softmax's 3,000 division
+    /// instances by divisors it lacks were half its instances' nodes.
+    rhs: std::sync::OnceLock<Option<Pat>>,
     /// Why it cannot be used here: target specs `STATUS.tsv` does not vouch for.
     unverified: Option<String>,
 }
@@ -283,6 +288,29 @@ impl Candidate {
     fn assign(&self) -> &Assignment {
         &self.envs[self.env]
     }
+
+    fn rhs(&self, env: &RuleEnv, rule: &Rule) -> Option<&Pat> {
+        self.rhs
+            .get_or_init(|| {
+                let b = PatBuilder { env, assign: self.assign(), numeric: rule.numeric_vars() };
+                b.pat(&rule.rhs, None).ok()
+            })
+            .as_ref()
+    }
+
+    /// The right side of an instance that was loaded (so built).
+    fn built_rhs(&self) -> &Pat {
+        self.rhs.get().and_then(Option::as_ref).expect("a loaded instance's right side is built")
+    }
+}
+
+/// Whether a candidate's right side can be loaded in this compile.
+enum Usable<'c> {
+    Yes(&'c Pat),
+    /// It does not type-check, or writes a lane count the kernel lacks.
+    No,
+    /// It needs wider registers or features than the target's.
+    Outside(Excluded),
 }
 
 /// A rule file parsed, name-checked and its instantiations enumerated at
@@ -475,14 +503,15 @@ impl RuleBook {
                 let assign = &envs[&k][j];
                 // An instantiation whose sides do not type-check is never
                 // loaded (the verifier calls it refuted).
-                let (lhs, rhs) = instantiate(env, rule, assign).ok()?;
+                let b = PatBuilder { env, assign, numeric: rule.numeric_vars() };
+                let lhs = b.pat(&rule.lhs, None).ok()?;
                 if lhs.root_head().as_ref() != Some(head) {
                     return None;
                 }
                 let missing = unverified_specs(&libs, rule, assign, env.status);
                 let unverified = (!missing.is_empty()).then(|| missing.iter().map(|(s, w)| format!("{s}: {w}")).collect::<Vec<_>>().join("; "));
                 let name = format!("{}[{}]", rule.name, describe_env(assign));
-                Some(Candidate { rule: k, envs: envs[&k].clone(), env: j, name, lhs, rhs, unverified })
+                Some(Candidate { rule: k, envs: envs[&k].clone(), env: j, name, lhs, rhs: std::sync::OnceLock::new(), unverified })
             })
             .collect();
         let b = Arc::new(built.into_iter().flatten().collect::<Vec<_>>());
@@ -496,7 +525,40 @@ impl RuleBook {
     pub fn reachable_instructions(&self, env: &RuleEnv) -> BTreeSet<String> {
         let ops: Vec<String> = self.by_op.keys().cloned().collect();
         let heads: Vec<Head> = ops.iter().flat_map(|op| self.heads_of(env, op).keys().cloned().collect::<Vec<_>>()).collect();
-        heads.iter().flat_map(|h| self.instances_of(env, h).iter().filter(|c| c.unverified.is_none()).flat_map(|c| c.rhs.instructions()).collect::<Vec<_>>()).collect()
+        heads.iter().flat_map(|h| self.instances_of(env, h).iter().filter(|c| c.unverified.is_none()).filter_map(|c| c.rhs(env, &self.rules[c.rule])).flat_map(|r| r.instructions()).collect::<Vec<_>>()).collect()
+    }
+
+    /// Candidate `c`'s right side, if this compile can load it: it
+    /// type-checks, writes no lane count the kernel lacks, and needs no
+    /// register or feature the target lacks.
+    fn usable<'c>(&self, env: &RuleEnv, c: &'c Candidate, kernel_odd: &BTreeSet<i64>, features: Option<&CpuFeatures>) -> Usable<'c> {
+        let Some(rhs) = c.rhs(env, &self.rules[c.rule]) else { return Usable::No };
+        if !rhs.odd_lanes().is_subset(kernel_odd) {
+            return Usable::No;
+        }
+        if let Some(bits) = env.register_bits {
+            let wide: Vec<String> = rhs
+                .instructions()
+                .into_iter()
+                .filter(|n| env.instrs.instr(n).is_some_and(|i| i.params.iter().map(|p| &p.ty).chain([&i.ret]).any(|t| matches!(t, misaal_isa::ast::Ty::Bv(w) if i64::from(*w) > bits))))
+                .collect();
+            if !wide.is_empty() {
+                return Usable::Outside(Excluded { name: c.name.clone(), reason: format!("{} wider than this compile's {bits}-bit registers", wide.join(", ")) });
+            }
+        }
+        if let Some(f) = features {
+            let outside: Vec<String> = rhs
+                .instructions()
+                .into_iter()
+                .filter_map(|n| env.instrs.instr(&n).map(|i| (n, f.missing(&i.features).join("+"))))
+                .filter(|(_, m)| !m.is_empty())
+                .map(|(n, m)| format!("{n} needs {m}"))
+                .collect();
+            if !outside.is_empty() {
+                return Usable::Outside(Excluded { name: c.name.clone(), reason: format!("{} (target {})", outside.join("; "), f.source) });
+            }
+        }
+        Usable::Yes(rhs)
     }
 
     /// The proved instances a kernel with the Halide ops `heads` can use;
@@ -524,52 +586,75 @@ impl RuleBook {
         // matchable analysis, which over-approximates, kept hundreds of
         // them in every compile.
         let kernel_odd: BTreeSet<i64> = heads.iter().filter_map(|(_, g)| g.get(2).copied()).filter(|&n| n > 0 && n & (n - 1) != 0).collect();
-        while let Some(h) = todo.pop() {
-            if !seen.insert(h.clone()) {
-                continue;
+        // Given the kernel's shapes, an op's instances are built only once
+        // the kernel has the op or a kept instance writes it, and an
+        // instance's right side only once its left side can match (see
+        // `matchable::Analysis`); the instances kept are the same. A
+        // two-way rule can match its right side before anything writes its
+        // left side's root op, so a book with one builds the whole closure
+        // and every right side first.
+        let mut analysis = kernel.filter(|_| !self.rules.iter().any(|r| r.bidirectional)).map(|k| Analysis::new(k.iter().cloned()));
+        let mut analysed = 0;
+        loop {
+            while let Some(h) = todo.pop() {
+                if !seen.insert(h.clone()) {
+                    continue;
+                }
+                let list = self.instances_of(env, &h);
+                for (at, c) in list.iter().enumerate() {
+                    if !c.lhs.odd_lanes().is_subset(&kernel_odd) {
+                        continue;
+                    }
+                    if let Some(why) = &c.unverified {
+                        out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
+                        continue;
+                    }
+                    if analysis.is_none() {
+                        match self.usable(env, c, &kernel_odd, features) {
+                            Usable::Yes(rhs) => todo.extend(rhs.halide_heads()),
+                            Usable::No => continue,
+                            Usable::Outside(e) => {
+                                out.outside_target.push(e);
+                                continue;
+                            }
+                        }
+                    }
+                    chosen.push((list.clone(), at));
+                }
             }
-            let list = self.instances_of(env, &h);
-            for (at, c) in list.iter().enumerate() {
-                if !c.lhs.odd_lanes().is_subset(&kernel_odd) || !c.rhs.odd_lanes().is_subset(&kernel_odd) {
-                    continue;
-                }
-                if let Some(why) = &c.unverified {
-                    out.unverified_spec.push(Excluded { name: c.name.clone(), reason: why.clone() });
-                    continue;
-                }
-                if let Some(bits) = env.register_bits {
-                    let wide: Vec<String> = c
-                        .rhs
-                        .instructions()
-                        .into_iter()
-                        .filter(|n| env.instrs.instr(n).is_some_and(|i| i.params.iter().map(|p| &p.ty).chain([&i.ret]).any(|t| matches!(t, misaal_isa::ast::Ty::Bv(w) if i64::from(*w) > bits))))
-                        .collect();
-                    if !wide.is_empty() {
-                        out.outside_target.push(Excluded { name: c.name.clone(), reason: format!("{} wider than this compile's {bits}-bit registers", wide.join(", ")) });
-                        continue;
+            let Some(a) = analysis.as_mut() else { break };
+            let lefts: Vec<&Pat> = chosen[analysed..].iter().map(|(l, at)| &l[*at].lhs).collect();
+            a.add_left(&lefts);
+            analysed = chosen.len();
+            let outside = &mut out.outside_target;
+            let newly = a.run(&mut |k| {
+                let (list, at) = &chosen[k];
+                match self.usable(env, &list[*at], &kernel_odd, features) {
+                    Usable::Yes(rhs) => Some(rhs),
+                    Usable::No => None,
+                    Usable::Outside(e) => {
+                        outside.push(e);
+                        None
                     }
                 }
-                if let Some(f) = features {
-                    let outside: Vec<String> = c
-                        .rhs
-                        .instructions()
-                        .into_iter()
-                        .filter_map(|n| env.instrs.instr(&n).map(|i| (n, f.missing(&i.features).join("+"))))
-                        .filter(|(_, m)| !m.is_empty())
-                        .map(|(n, m)| format!("{n} needs {m}"))
-                        .collect();
-                    if !outside.is_empty() {
-                        out.outside_target.push(Excluded { name: c.name.clone(), reason: format!("{} (target {})", outside.join("; "), f.source) });
-                        continue;
-                    }
-                }
-                todo.extend(c.rhs.halide_heads());
-                chosen.push((list.clone(), at));
+            });
+            for k in newly {
+                let (list, at) = &chosen[k];
+                todo.extend(list[*at].built_rhs().halide_heads());
+            }
+            if todo.is_empty() {
+                break;
             }
         }
-        if let Some(kernel) = kernel {
-            let sides: Vec<(&Pat, &Pat, bool)> = chosen.iter().map(|(l, at)| &l[*at]).map(|c| (&c.lhs, &c.rhs, self.rules[c.rule].bidirectional)).collect();
-            let keep = matchable(&sides, kernel.iter().cloned());
+        let keep = match (analysis, kernel) {
+            (Some(a), _) => Some(a.kept()),
+            (None, Some(kernel)) => {
+                let sides: Vec<(&Pat, &Pat, bool)> = chosen.iter().map(|(l, at)| &l[*at]).map(|c| (&c.lhs, c.built_rhs(), self.rules[c.rule].bidirectional)).collect();
+                Some(matchable(&sides, kernel.iter().cloned()))
+            }
+            (None, None) => None,
+        };
+        if let Some(keep) = keep {
             let mut flags = keep.iter();
             chosen.retain(|_| *flags.next().expect("one flag per instance"));
         }
@@ -625,7 +710,7 @@ impl RuleBook {
                 rule: rule.name.clone(),
                 instantiation: describe_env(c.assign()),
                 lhs: c.lhs.clone(),
-                rhs: c.rhs.clone(),
+                rhs: c.built_rhs().clone(),
                 verdict,
                 bidirectional: rule.bidirectional,
                 cached,
