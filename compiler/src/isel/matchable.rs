@@ -881,16 +881,23 @@ mod tests {
         assert_eq!(matchable(&sides[1..], k()), [false, true]);
     }
 
+    /// Rounding shifts by 2..=9, each to a shift by one less, and shifts by
+    /// 1..=9 to an instruction (instances 0..8, then 8..17); a kernel with
+    /// a rounding shift by 5 and a shift by 8 keeps 3 (rsr 5, shr 4, shr 8).
+    fn rounding_shifts() -> (Vec<(Pat, Pat)>, impl Fn() -> Vec<Shape>) {
+        let bc = |k: i64| op("broadcast", 32, vec![c(k)]);
+        let rsr = move |k: i64| op("rsr", 32, vec![v("x"), bc(k)]);
+        let shr = move |k: i64| op("shr", 32, vec![v("x"), bc(k)]);
+        let rules = (2..=9).map(|k| (rsr(k), shr(k - 1))).chain((1..=9).map(|k| (shr(k), instr("psrad", vec![v("x"), c(k)])))).collect();
+        (rules, move || kernel(&[rsr(5), shr(8)]))
+    }
+
     /// Instances added after a run are tried against what the kept ones
     /// wrote: the same instances are kept as when all come at once.
     #[test]
     fn instances_added_later_are_kept_as_if_added_first() {
-        let bc = |k: i64| op("broadcast", 32, vec![c(k)]);
-        let rsr = |k: i64| op("rsr", 32, vec![v("x"), bc(k)]);
-        let shr = |k: i64| op("shr", 32, vec![v("x"), bc(k)]);
-        let rules: Vec<(Pat, Pat)> = (2..=9).map(|k| (rsr(k), shr(k - 1))).chain((1..=9).map(|k| (shr(k), instr("psrad", vec![v("x"), c(k)])))).collect();
+        let (rules, k) = rounding_shifts();
         let sides: Vec<(&Pat, &Pat, bool)> = rules.iter().map(|(l, r)| (l, r, false)).collect();
-        let k = || kernel(&[rsr(5), shr(8)]);
         let at_once = matchable(&sides, k());
         assert_eq!(at_once.iter().filter(|&&m| m).count(), 3);
         // The shifts first, then the rounding shifts that write one.
@@ -910,13 +917,10 @@ mod tests {
     /// can match, and one that cannot be loaded writes nothing.
     #[test]
     fn a_right_side_is_asked_for_only_once_its_left_side_can_match() {
-        let bc = |k: i64| op("broadcast", 32, vec![c(k)]);
-        let rsr = |k: i64| op("rsr", 32, vec![v("x"), bc(k)]);
-        let shr = |k: i64| op("shr", 32, vec![v("x"), bc(k)]);
-        let rules: Vec<(Pat, Pat)> = (2..=9).map(|k| (rsr(k), shr(k - 1))).chain((1..=9).map(|k| (shr(k), instr("psrad", vec![v("x"), c(k)])))).collect();
+        let (rules, k) = rounding_shifts();
         let lefts: Vec<&Pat> = rules.iter().map(|(l, _)| l).collect();
         let run = |unusable: usize| {
-            let mut a = Analysis::new(kernel(&[rsr(5), shr(8)]));
+            let mut a = Analysis::new(k());
             a.add_left(&lefts);
             let mut asked = Vec::new();
             a.run(&mut |k| {
