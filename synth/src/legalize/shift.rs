@@ -140,6 +140,9 @@ enum Tm {
     /// A shift op (amount read unsigned: generic S2 = 0) of a term.
     Shift(String, Box<Tm>, Amt),
     Bin(String, Box<Tm>, Box<Tm>),
+    /// `rounding_halving_add(p, 0)`: the rounding by 1 of the second
+    /// round (see [`amount_expansions`]).
+    Rha0(Box<Tm>),
 }
 
 impl Tm {
@@ -148,6 +151,7 @@ impl Tm {
             Tm::X => 0,
             Tm::Shift(_, a, k) => 1 + a.size() + usize::from(matches!(k, Amt::YMinus1 | Amt::NegY)),
             Tm::Bin(_, a, b) => 1 + a.size() + b.size(),
+            Tm::Rha0(a) => 1 + a.size(),
         }
     }
     fn text(&self) -> String {
@@ -164,6 +168,7 @@ impl Tm {
                 format!("({op} {ty} 0 {} {amt})", a.text())
             }
             Tm::Bin(op, a, b) => format!("({op} {ty} {} {})", a.text(), b.text()),
+            Tm::Rha0(a) => format!("(rounding_halving_add {ty} {} (broadcast {ty} 0))", a.text()),
         }
     }
     fn ops(&self, out: &mut Vec<String>) {
@@ -177,6 +182,10 @@ impl Tm {
                 out.push(op.clone());
                 a.ops(out);
                 b.ops(out);
+            }
+            Tm::Rha0(a) => {
+                out.push("rounding_halving_add".into());
+                a.ops(out);
             }
         }
     }
@@ -223,6 +232,11 @@ fn eval_tm(halide: &SpecLibrary, t: &Tm, s: i128, s2: i128, e: u32, n: u32, cs: 
             let (va, vb) = (eval_tm(halide, a, s, s2, e, n, cs)?, eval_tm(halide, b, s, s2, e, n, cs)?);
             va.iter().zip(&vb).map(|(x, y)| sem.eval(&[x, y]).ok()).collect()
         }
+        Tm::Rha0(a) => {
+            let (_, sem) = halide.instantiate("rounding_halving_add", &[s, ei, ni]).ok()?;
+            let zero = splat(e, n, 0);
+            eval_tm(halide, a, s, s2, e, n, cs)?.iter().map(|x| sem.eval(&[x, &zero]).ok()).collect()
+        }
     }
 }
 
@@ -241,20 +255,40 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 cs.iter().map(|c| sem.eval(&[&c[0], &c[1]]).ok()).collect()
             };
             let (Some(want4), Some(want8)) = (want(&screen, 4), want(&confirm, 8)) else { continue };
+            // Two rounds. With an unsigned amount the template's own left
+            // side matches its inner rounding shifts by 1, so candidates
+            // holding them are skipped (below); where that leaves nothing
+            // (a signed x by an unsigned amount: no two-atom form without
+            // the rounding by 1 is exact at y = 0), a second round rounds
+            // by 1 as `rounding_halving_add(p, 0)` instead, which no
+            // rounding shift's left side matches.
+            let first = out.len();
+            for second in [false, true] {
+            if second && (s2 != 0 || out.len() > first) {
+                continue;
+            }
             // Atoms: x, shifts of x, shifts of those; plain shifts by y,
-            // y - 1, -y or 1, rounding shifts by 1 only. Observationally
-            // equal atoms (and constant ones) are dropped.
+            // y - 1, -y or 1, rounding shifts by 1 only (or, in the second
+            // round, the rounding by 1 as a halving add of 0).
+            // Observationally equal atoms (and constant ones) are dropped.
+            let rounded: Vec<Tm> = if second {
+                vec![Tm::Rha0(Box::new(Tm::X))]
+            } else {
+                rounding.iter().map(|sh| Tm::Shift(sh.clone(), Box::new(Tm::X), Amt::One)).collect()
+            };
             let level1: Vec<Tm> = plain
                 .iter()
                 .flat_map(|sh| [Amt::Y, Amt::YMinus1, Amt::NegY, Amt::One].map(|k| Tm::Shift(sh.clone(), Box::new(Tm::X), k)))
-                .chain(rounding.iter().map(|sh| Tm::Shift(sh.clone(), Box::new(Tm::X), Amt::One)))
+                .chain(rounded)
                 .collect();
             let mut atoms = vec![Tm::X];
             atoms.extend(level1.iter().cloned());
             for a in &level1 {
                 for b in &level1 {
-                    if let Tm::Shift(op2, _, k) = b {
-                        atoms.push(Tm::Shift(op2.clone(), Box::new(a.clone()), *k));
+                    match b {
+                        Tm::Shift(op2, _, k) => atoms.push(Tm::Shift(op2.clone(), Box::new(a.clone()), *k)),
+                        Tm::Rha0(_) => atoms.push(Tm::Rha0(Box::new(a.clone()))),
+                        _ => {}
                     }
                 }
             }
@@ -327,13 +361,15 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     conds: super::register_conds("?bw"),
                     free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), super::register_lanes(&[32]))],
                     provenance: format!(
-                        "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                        "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only{}): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                        if second { "; second round, where the first found none without the op itself: the rounding by 1 as rounding_halving_add(p, 0)" } else { "" },
                         letter(s),
                         letter(s2),
                         ops.join(" "),
                         roots.len()
                     ),
                 });
+            }
             }
         }
     }
@@ -359,5 +395,11 @@ mod tests {
         }
         eprintln!("{:?}", t.elapsed());
         assert!(x.iter().any(|s| s.lhs.starts_with("(rounding_shift_right") && s.free.contains(&("s2".to_string(), vec![1]))));
+        // A signed value by an unsigned amount: found in the second round
+        // only (the rounding by 1 as a halving add of 0).
+        assert!(x.iter().any(|s| s.lhs.starts_with("(rounding_shift_right")
+            && s.free.contains(&("sign".to_string(), vec![1]))
+            && s.free.contains(&("s2".to_string(), vec![0]))
+            && s.rhs.contains("(rounding_halving_add ")));
     }
 }
