@@ -768,7 +768,9 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
             w
         })
         .collect();
-    for c in 3u64..=255 {
+    // Past 255, the divisors the signed and 32-bit division rules also
+    // take (`divide::WIDE_DIVISORS`).
+    for c in (3u64..=255).chain(super::divide::WIDE_DIVISORS.map(|c| c as u64)) {
         if c.is_power_of_two() {
             continue;
         }
@@ -910,6 +912,7 @@ mod tests {
         assert!(d25.starts_with("(shr (t 0 16 ?n) 0 (rounding_halving_add"), "{d25}");
         assert!(rhs_of("synth.expand-div-u16-25").is_some_and(|r| r.contains("(halving_add")));
         assert!(rhs_of("synth.expand-div-u16-9.rounding").is_none(), "a 16-bit multiplier serves 9");
+        assert!(rhs_of("synth.expand-div-u16-1000").is_some_and(|r| r.contains("(mul_shift_right")), "u16 by 1000, past 255");
         // A widening shift by a constant reaches amounts up to the wide
         // width (an i8 widened and shifted right by 9).
         let c = ex.iter().find(|s| s.name.starts_with("synth.expand-widening_shift_right.") && s.name.ends_with(".const")).expect("a constant widening shift");
