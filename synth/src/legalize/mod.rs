@@ -149,7 +149,7 @@ pub(crate) fn family_width(x86: &SpecLibrary) -> impl Fn(&str) -> usize {
 /// Everything searched over `x86`'s instructions (and the Halide-only
 /// identities beside them).
 fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
-    let searches: [&(dyn Fn() -> Vec<Split> + Sync); 22] = [
+    let searches: [&(dyn Fn() -> Vec<Split> + Sync); 23] = [
         &|| movement::halves(halide, x86),
         &|| movement::selects(halide, x86),
         &|| narrowing::packs(halide, x86),
@@ -161,6 +161,7 @@ fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
         &|| select::negated(halide, x86),
         &|| shift::variable_shifts(halide, x86),
         &|| shift::amount_expansions(halide),
+        &|| shift::sign_selects(halide),
         &|| reduce::reductions(halide, x86),
         &|| halving::halving_expansions(halide),
         &|| regroup::regroupings(halide, x86),

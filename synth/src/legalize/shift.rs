@@ -376,6 +376,70 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// Shifts by a signed per-lane amount (`S2` = 1: a negative amount shifts
+/// the other way) as a select on the amount's sign. x86 shifts read their
+/// amount unsigned, so `shl`/`shr` by a signed vector amount (a widening
+/// shift by an `i16` amount, widened to `shl<i32, S2 = 1>`) and
+/// `rounding_shift_left` by one had no lowering. The right side is
+/// searched over `select(y < 0, p, q)`, `p` and `q` each `x` shifted by
+/// `y` or `-y` with the amount read unsigned (every shift-like op, the
+/// plain ones first); the first pair equal to the op on random and edge
+/// inputs at 4 and 8 lanes becomes a template over 8-, 16- and 32-bit
+/// lanes, each instance proved by the caller. `rounding_shift_right` by a
+/// signed amount has [`amount_expansions`]' templates and is not searched.
+pub fn sign_selects(halide: &SpecLibrary) -> Vec<Split> {
+    let (_, mut shifts) = same_type_ops(halide);
+    shifts.sort_by_key(|op| (op.starts_with("rounding_"), op.clone()));
+    let e = 32u32;
+    let s2 = 1i128;
+    let mut out = Vec::new();
+    let atoms: Vec<Tm> = shifts.iter().flat_map(|sh| [Amt::NegY, Amt::Y].map(|k| Tm::Shift(sh.clone(), Box::new(Tm::X), k))).collect();
+    for op in shifts.iter().filter(|op| op.as_str() != "rounding_shift_right") {
+        for s in [0i128, 1] {
+            let screen = cases(e, 4, 48, 0x7367_6e73 ^ s as u64);
+            let confirm = cases(e, 8, 96, 0x7367_6e63 ^ s as u64);
+            let want = |cs: &[[BitVec; 2]], n: u32| -> Option<Vec<BitVec>> {
+                let (_, sem) = halide.instantiate(op, &[s, e as i128, n as i128, s2]).ok()?;
+                cs.iter().map(|c| sem.eval(&[&c[0], &c[1]]).ok()).collect()
+            };
+            let select = |p: &Tm, q: &Tm, cs: &[[BitVec; 2]], n: u32| -> Option<Vec<BitVec>> {
+                let (_, lt) = halide.instantiate("lt", &[1, e as i128, n as i128]).ok()?;
+                let (_, sel) = halide.instantiate("select", &[s, e as i128, n as i128]).ok()?;
+                let (vp, vq) = (eval_tm(halide, p, s, s2, e, n, cs)?, eval_tm(halide, q, s, s2, e, n, cs)?);
+                let zero = splat(e, n, 0);
+                cs.iter().zip(vp.iter().zip(&vq)).map(|(c, (a, b))| sel.eval(&[&lt.eval(&[&c[1], &zero]).ok()?, a, b]).ok()).collect()
+            };
+            let (Some(want4), Some(want8)) = (want(&screen, 4), want(&confirm, 8)) else { continue };
+            // The shifts inside read their amount unsigned (S2 = 0), so the
+            // template's left side (S2 = 1) never matches its right side.
+            let found = atoms
+                .iter()
+                .flat_map(|p| atoms.iter().map(move |q| (p, q)))
+                .find(|(p, q)| select(p, q, &screen, 4).as_ref() == Some(&want4) && select(p, q, &confirm, 8).as_ref() == Some(&want8));
+            let Some((p, q)) = found else { continue };
+            let letter = super::sign_letter;
+            let (mut pops, mut qops) = (Vec::new(), Vec::new());
+            p.ops(&mut pops);
+            q.ops(&mut qops);
+            out.push(Split {
+                op: op.clone(),
+                name: format!("synth.signselect-{op}.{}i.{}-{}", letter(s), pops.join("-"), qops.join("-")),
+                lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 ?x1)"),
+                rhs: format!("(select (t ?sign ?bw ?n) (lt (t ?s2 ?bw ?n) ?x1 (broadcast (t ?s2 ?bw ?n) 0)) {} {})", p.text(), q.text()),
+                conds: super::register_conds("?bw"),
+                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![8, 16, 32]), ("n".into(), super::register_lanes(&[8, 16, 32]))],
+                provenance: format!(
+                    "phase legalize; shift by a signed per-lane amount searched over select(y < 0, p, q), p and q x shifted by y or -y with the amount read unsigned (the plain shifts first): `{op}` ({}32 by a per-lane i32 amount) is select(y < 0, {}, {}) (the first pair equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                    letter(s),
+                    pops.join(" "),
+                    qops.join(" ")
+                ),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -401,5 +465,15 @@ mod tests {
             && s.free.contains(&("sign".to_string(), vec![1]))
             && s.free.contains(&("s2".to_string(), vec![0]))
             && s.rhs.contains("(rounding_halving_add ")));
+        // A signed amount: a select on its sign over two shifts that read
+        // it unsigned (shl by a negative amount shifts right).
+        let g = super::sign_selects(&halide);
+        for s in &g {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+        }
+        let shl = g.iter().find(|s| s.op == "shl" && s.free.contains(&("sign".to_string(), vec![1]))).expect("shl of i32 by a signed amount");
+        assert!(shl.rhs.starts_with("(select (t ?sign ?bw ?n) (lt (t ?s2 ?bw ?n) ?x1 ") && shl.rhs.contains("(shr (t ?sign ?bw ?n) 0 ?x0 (sub"), "{}", shl.rhs);
+        assert!(g.iter().any(|s| s.op == "rounding_shift_left" && s.free.contains(&("sign".to_string(), vec![0]))));
+        assert!(!g.iter().any(|s| s.op == "rounding_shift_right"));
     }
 }
