@@ -361,6 +361,24 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
             conds.push("(>= (* ?n ?bw2) 128)".into());
             conds.push("(<= (* ?n ?bw2) 2048)".into());
         }
+        if lop.e2 && op != "saturating_cast" {
+            // Selection reads a cast to its own width through, but only up
+            // to the widest value the splits meet (2048 bits): a 4096-bit
+            // i32x128 reinterpreted as u32 fell back to a lane loop. Wider
+            // than that it splits like any op.
+            let mut wide = conds.clone();
+            wide.retain(|c| c != "(!= ?bw ?bw2)");
+            wide.extend(["(= ?bw ?bw2)".to_string(), "(> (* ?n ?bw) 1024)".to_string()]);
+            out.push(Split {
+                op: op.to_string(),
+                name: format!("synth.split-{op}.same-width"),
+                lhs: lhs.clone(),
+                rhs: rhs.clone(),
+                conds: wide,
+                free: free.clone(),
+                provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand; to its own width, only past 2048 bits"),
+            });
+        }
         out.push(Split {
             op: op.to_string(),
             name: format!("synth.split-{op}"),
