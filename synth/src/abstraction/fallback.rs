@@ -54,11 +54,12 @@ impl Lowerings {
         matches!(n, Ground::Node(op, _) if self.by_op.get(op).is_some_and(|ps| ps.iter().any(|p| loops::feeds(n, p))))
     }
 
-    /// Whether `n` is lowered as it stands, or at half or twice its lanes:
-    /// the splits of a 512-bit select into two blends, and the doublings of
-    /// a 64-bit one into an xmm, are the helpers' business.
+    /// Whether `n` is lowered as it stands, or at half, twice or four times
+    /// its lanes: the splits of a 512-bit select into two blends, and the
+    /// doublings of a 64-bit one into an xmm, are the helpers' business, and
+    /// a 32-bit one (an i8x4 select on an i32x4 compare) is doubled twice.
     fn lowers_resized(&self, n: &Ground) -> bool {
-        self.lowers(n) || [(1, 2), (2, 1)].iter().any(|&(num, den)| lanes_scaled(n, num, den).is_some_and(|m| self.lowers(&m)))
+        self.lowers(n) || [(1, 2), (2, 1), (4, 1)].iter().any(|&(num, den)| lanes_scaled(n, num, den).is_some_and(|m| self.lowers(&m)))
     }
 
     /// Whether an instance `l => r` may help. A left side over variables

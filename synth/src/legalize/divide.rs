@@ -43,17 +43,20 @@ pub const PREFIX: &str = "synth.divide-";
 /// Sample divisors a candidate must agree at (all below 2^(E-1)).
 const SAMPLES: [i128; 5] = [3, 7, 10, 100, 127];
 
-/// Divisors past 255 the 32-bit rules also take: a power of ten and 2^16 - 1
-/// (both among the random pipeline generator's divisors).
-const WIDE_DIVISORS: [i128; 2] = [1000, 65535];
+/// Divisors past 255 the 16- and 32-bit rules also take: a power of ten
+/// and 2^16 - 1 (both among the random pipeline generator's divisors).
+pub(super) const WIDE_DIVISORS: [i128; 2] = [1000, 65535];
 
 /// The divisors each template is instantiated at: the magnitudes from 2 (1
 /// is the identity the simplifier removes) to 255 (the unsigned division
 /// rules' own range; an instance no rule lowers is never written anyway),
-/// and at 32 bits [`WIDE_DIVISORS`].
+/// then the powers of two past 255 that [`powers_of_two`] divides by
+/// (a negative one, -256, is the negation of a shift), and
+/// [`WIDE_DIVISORS`], each below 2^(E-1) (16 bits took neither: an i16
+/// divided by -1000 fell back to a lane loop).
 fn magnitudes(e: i128) -> Vec<i128> {
-    let wide = if e >= 32 { &WIDE_DIVISORS[..] } else { &[] };
-    (2..=((1i128 << (e - 1)) - 1).min(255)).chain(wide.iter().copied()).collect()
+    let pow2 = (8..=e - 2).map(|k| 1i128 << k);
+    (2..=((1i128 << (e - 1)) - 1).min(255)).chain(pow2).chain(WIDE_DIVISORS).filter(|&c| c < 1 << (e - 1)).collect()
 }
 
 /// The lane counts of an E-bit register.
@@ -308,5 +311,10 @@ mod tests {
         assert!(rhs("synth.divide-div-u32-1000").contains("(mul_shift_right"));
         assert!(rhs("synth.divide-div-i32.unsigned").contains("(div (t 0 32 ?n) (xor "));
         assert!(rhs("synth.divide-mod-i32").contains("(div (t 1 32 ?n) ?x0"));
+        // Past 255: -256 (a power of two) at 32 bits, -1000 at 16 bits.
+        let cs = |name: &str| all.iter().find(|s| s.name == name).and_then(|s| s.free.iter().find(|(v, _)| v == "c").map(|(_, c)| c.clone())).unwrap_or_default();
+        assert!(cs("synth.divide-div-i32.negative").contains(&256));
+        assert!(cs("synth.divide-div-i16.negative").contains(&1000) && cs("synth.divide-div-i16.unsigned").contains(&1000));
+        assert!(!cs("synth.divide-div-i16.negative").contains(&65535) && !cs("synth.divide-div-i16.negative").contains(&32768));
     }
 }

@@ -63,6 +63,16 @@ struct Candidate {
     /// Whether `U` takes a fourth generic (the sign of its second operand).
     u_s2: bool,
     sign: Sign,
+    /// The sign of `U`'s second operand (its fourth generic) and of the
+    /// second operand's cast, where not `sign`: a shift's amount may keep
+    /// its own sign (see [`expansions`]).
+    amt: Option<Sign>,
+}
+
+impl Candidate {
+    fn amt(&self) -> Sign {
+        self.amt.unwrap_or(self.sign)
+    }
 }
 
 /// Width of an `E`-relative multiple, in template text.
@@ -182,7 +192,7 @@ pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
                 if sign == Sign::S2 && !has_s2 {
                     continue;
                 }
-                cands.push(Candidate { u: u.clone(), u_s2: *u_s2, sign });
+                cands.push(Candidate { u: u.clone(), u_s2: *u_s2, sign, amt: None });
             }
         }
         // For each sign combination, the first candidate agreeing at every probe width.
@@ -195,22 +205,48 @@ pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
             }
         }
         let several = won.len() > 1;
+        // Where a winner is a shift-like `U` whose amount (a narrower
+        // operand of sign ?s2) it reads at the op's sign, the same shape
+        // with the amount kept at its own sign, for the sign combinations
+        // where that differs and agrees too: a signed value shifted by an
+        // unsigned amount otherwise shifts by a signed one (`shr<i16, S2
+        // = 1>`), which no instruction does, though the amount, zero
+        // extended, is never negative; kept at its sign it is `vpsravw`.
+        let mut found: Vec<(Candidate, Vec<(i128, i128)>, String)> = Vec::new();
         for (j, (k, signs)) in won.into_iter().enumerate() {
-            let mut t = template(op, has_s2, &operands, res_mult, &cands[k], &signs);
-            if several {
-                t.name = format!("{}.{}", t.name, j + 1);
+            let suffix = if several { format!(".{}", j + 1) } else { String::new() };
+            let c = cands[k].clone();
+            if has_s2 && c.u_s2 && operands.get(1).is_some_and(|o| o.mult != res_mult && o.sign == Sign::S2) {
+                let v = Candidate { amt: Some(Sign::S2), ..c.clone() };
+                let own: Vec<(i128, i128)> = signs.iter().copied().filter(|&(s, s2)| c.sign.at(s, s2) != s2 && agrees(halide, op, &names, &operands, res_mult, &v, s, s2)).collect();
+                if !own.is_empty() {
+                    found.push((v, own, format!("{suffix}.amount")));
+                }
+            }
+            found.push((c, signs, suffix));
+        }
+        for (c, signs, suffix) in found {
+            let mut t = template(op, has_s2, &operands, res_mult, &c, &signs);
+            t.name = format!("{}{suffix}", t.name);
+            // The amount kept at its sign is for vectors by a vector: a
+            // broadcast constant and one lane already have the forms above.
+            if c.amt.is_some() {
+                out.push(t);
+                continue;
             }
             // A shift-like op (an amount of sign ?s2) by a broadcast
             // constant: the cast of the amount is the constant broadcast at
             // the wide type (no instruction), for the amounts below the
-            // narrow width; each instance is proved like the rest.
-            let cast_amount = format!("(cast (t ?s2 ?bw ?n) {} {} ?x1)", cands[k].sign.text(), width_text(res_mult));
+            // wide width (a widened i8 shifted right by 9 is meaningful;
+            // below the narrow width only, it fell back to a lane loop);
+            // each instance is proved like the rest.
+            let cast_amount = format!("(cast (t ?s2 ?bw ?n) {} {} ?x1)", c.amt().text(), width_text(res_mult));
             if has_s2 && operands[1].mult != res_mult && t.rhs.contains(&cast_amount) {
                 let mut b = t.clone();
                 b.name = format!("{}.const", t.name);
                 b.lhs = t.lhs.replace(" ?x1)", " (broadcast (t ?s2 ?bw ?n) ?c))");
-                b.rhs = t.rhs.replace(&cast_amount, &format!("(broadcast (t {} {} ?n) ?c)", cands[k].sign.text(), width_text(res_mult)));
-                b.conds.push("(< ?c ?bw)".into());
+                b.rhs = t.rhs.replace(&cast_amount, &format!("(broadcast (t {} {} ?n) ?c)", c.amt().text(), width_text(res_mult)));
+                b.conds.push("(< ?c (* 2 ?bw))".into());
                 b.free.push(("c".into(), (0..32).collect()));
                 b.provenance = format!("{}; with a broadcast constant amount, its cast is the broadcast at the wide type", t.provenance);
                 out.push(b);
@@ -235,19 +271,21 @@ pub fn expansions(halide: &SpecLibrary) -> Vec<Split> {
 #[allow(clippy::too_many_arguments)]
 fn agrees(halide: &SpecLibrary, op: &str, names: &[String], operands: &[Operand], res_mult: u32, c: &Candidate, s: i128, s2: i128) -> bool {
     let rs = c.sign.at(s, s2);
+    let ra = c.amt().at(s, s2);
     for (e, n) in [(8i128, 8i128), (16, 8), (8, 16)] {
         let Some(g) = generics_at(names, s, e, n, s2) else { return false };
         let Ok((_, lhs)) = halide.instantiate(op, &g) else { return false };
         let w = res_mult as i128 * e;
-        let ug = if c.u_s2 { vec![rs, w, n, rs] } else { vec![rs, w, n] };
+        let ug = if c.u_s2 { vec![rs, w, n, ra] } else { vec![rs, w, n] };
         let Ok((_, u)) = halide.instantiate(&c.u, &ug) else { return false };
         let casts: Vec<Option<std::sync::Arc<misaal_isa::Semantics>>> = operands
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(k, o)| {
                 if o.mult == res_mult {
                     return Ok(None);
                 }
-                halide.instantiate("cast", &[o.sign.at(s, s2), o.mult as i128 * e, n, rs, w]).map(|(_, sem)| Some(sem))
+                halide.instantiate("cast", &[o.sign.at(s, s2), o.mult as i128 * e, n, if k == 1 { ra } else { rs }, w]).map(|(_, sem)| Some(sem))
             })
             .collect::<Result<_, _>>()
             .unwrap_or_else(|_| vec![]);
@@ -275,17 +313,19 @@ fn agrees(halide: &SpecLibrary, op: &str, names: &[String], operands: &[Operand]
 fn template(op: &str, has_s2: bool, operands: &[Operand], res_mult: u32, c: &Candidate, signs: &[(i128, i128)]) -> Split {
     let w = width_text(res_mult);
     let rs = c.sign.text();
+    let ra = c.amt().text();
     let args: Vec<String> = operands
         .iter()
         .enumerate()
         .map(|(k, o)| {
             let v = format!("?x{k}");
-            if o.mult == res_mult { v } else { format!("(cast (t {} {} ?n) {rs} {w} {v})", o.sign.text(), width_text(o.mult)) }
+            let to = if k == 1 { &ra } else { &rs };
+            if o.mult == res_mult { v } else { format!("(cast (t {} {} ?n) {to} {w} {v})", o.sign.text(), width_text(o.mult)) }
         })
         .collect();
     let lhs_ty = if has_s2 { "(t ?sign ?bw ?n) ?s2".to_string() } else { "(t ?sign ?bw ?n)".to_string() };
     let lhs = format!("({op} {lhs_ty} ?x0 ?x1)");
-    let u_ty = if c.u_s2 { format!("(t {rs} {w} ?n) {rs}") } else { format!("(t {rs} {w} ?n)") };
+    let u_ty = if c.u_s2 { format!("(t {rs} {w} ?n) {ra}") } else { format!("(t {rs} {w} ?n)") };
     let rhs = format!("({} {u_ty} {})", c.u, args.join(" "));
     let sign_dom: Vec<i128> = {
         let mut v: Vec<i128> = signs.iter().map(|x| x.0).collect();
@@ -319,8 +359,9 @@ fn template(op: &str, has_s2: bool, operands: &[Operand], res_mult: u32, c: &Can
         conds,
         free,
         provenance: format!(
-            "phase legalize; expansion searched over the same-type binary ops and the operands' casts: `{op}` (operands of mixed width) is `{}` at the result's width, {what}, over its operands cast to that width (first candidate equal on random and edge inputs at three probe widths)",
-            c.u
+            "phase legalize; expansion searched over the same-type binary ops and the operands' casts: `{op}` (operands of mixed width) is `{}` at the result's width, {what}, over its operands cast to that width (first candidate equal on random and edge inputs at three probe widths){}",
+            c.u,
+            if c.amt.is_some() { "; the same shape with the amount cast to, and read at, its own sign (?s2), also equal there" } else { "" }
         ),
     }
 }
@@ -727,7 +768,9 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
             w
         })
         .collect();
-    for c in 3u64..=255 {
+    // Past 255, the divisors the signed and 32-bit division rules also
+    // take (`divide::WIDE_DIVISORS`).
+    for c in (3u64..=255).chain(super::divide::WIDE_DIVISORS.map(|c| c as u64)) {
         if c.is_power_of_two() {
             continue;
         }
@@ -869,5 +912,16 @@ mod tests {
         assert!(d25.starts_with("(shr (t 0 16 ?n) 0 (rounding_halving_add"), "{d25}");
         assert!(rhs_of("synth.expand-div-u16-25").is_some_and(|r| r.contains("(halving_add")));
         assert!(rhs_of("synth.expand-div-u16-9.rounding").is_none(), "a 16-bit multiplier serves 9");
+        assert!(rhs_of("synth.expand-div-u16-1000").is_some_and(|r| r.contains("(mul_shift_right")), "u16 by 1000, past 255");
+        // A widening shift by a constant reaches amounts up to the wide
+        // width (an i8 widened and shifted right by 9).
+        let c = ex.iter().find(|s| s.name.starts_with("synth.expand-widening_shift_right.") && s.name.ends_with(".const")).expect("a constant widening shift");
+        assert!(c.conds.iter().any(|k| k == "(< ?c (* 2 ?bw))"), "{:?}", c.conds);
+        // A signed value widened and shifted by an unsigned amount: the
+        // amount stays unsigned (an instruction's shift), beside the form
+        // reading it signed.
+        let a = ex.iter().find(|s| s.name.starts_with("synth.expand-widening_shift_right.") && s.name.ends_with(".amount")).expect("the amount at its own sign");
+        assert_eq!(a.rhs, "(shr (t ?sign (* 2 ?bw) ?n) ?s2 (cast (t ?sign ?bw ?n) ?sign (* 2 ?bw) ?x0) (cast (t ?s2 ?bw ?n) ?s2 (* 2 ?bw) ?x1))");
+        assert!(a.free.contains(&("sign".to_string(), vec![1])) && a.free.contains(&("s2".to_string(), vec![0])), "{:?}", a.free);
     }
 }

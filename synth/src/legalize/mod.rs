@@ -149,7 +149,7 @@ pub(crate) fn family_width(x86: &SpecLibrary) -> impl Fn(&str) -> usize {
 /// Everything searched over `x86`'s instructions (and the Halide-only
 /// identities beside them).
 fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
-    let searches: [&(dyn Fn() -> Vec<Split> + Sync); 22] = [
+    let searches: [&(dyn Fn() -> Vec<Split> + Sync); 23] = [
         &|| movement::halves(halide, x86),
         &|| movement::selects(halide, x86),
         &|| narrowing::packs(halide, x86),
@@ -161,6 +161,7 @@ fn searched(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
         &|| select::negated(halide, x86),
         &|| shift::variable_shifts(halide, x86),
         &|| shift::amount_expansions(halide),
+        &|| shift::sign_selects(halide),
         &|| reduce::reductions(halide, x86),
         &|| halving::halving_expansions(halide),
         &|| regroup::regroupings(halide, x86),
@@ -359,6 +360,24 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
             }
             conds.push("(>= (* ?n ?bw2) 128)".into());
             conds.push("(<= (* ?n ?bw2) 2048)".into());
+        }
+        if lop.e2 && op != "saturating_cast" {
+            // Selection reads a cast to its own width through, but only up
+            // to the widest value the splits meet (2048 bits): a 4096-bit
+            // i32x128 reinterpreted as u32 fell back to a lane loop. Wider
+            // than that it splits like any op.
+            let mut wide = conds.clone();
+            wide.retain(|c| c != "(!= ?bw ?bw2)");
+            wide.extend(["(= ?bw ?bw2)".to_string(), "(> (* ?n ?bw) 1024)".to_string()]);
+            out.push(Split {
+                op: op.to_string(),
+                name: format!("synth.split-{op}.same-width"),
+                lhs: lhs.clone(),
+                rhs: rhs.clone(),
+                conds: wide,
+                free: free.clone(),
+                provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand; to its own width, only past 2048 bits"),
+            });
         }
         out.push(Split {
             op: op.to_string(),

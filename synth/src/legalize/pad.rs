@@ -181,6 +181,17 @@ mod tests {
     }
 
     #[test]
+    fn a_cast_to_its_own_width_splits_only_past_2048_bits() {
+        let (halide, _) = super::super::test_libraries();
+        let s = super::super::splits(&halide);
+        let same = s.iter().find(|s| s.name == "synth.split-cast.same-width").expect("same-width cast split");
+        assert!(same.conds.contains(&"(= ?bw ?bw2)".to_string()) && same.conds.contains(&"(> (* ?n ?bw) 1024)".to_string()), "{:?}", same.conds);
+        let plain = s.iter().find(|s| s.name == "synth.split-cast").expect("cast split");
+        assert!(plain.conds.contains(&"(!= ?bw ?bw2)".to_string()));
+        assert!(!s.iter().any(|s| s.name == "synth.split-saturating_cast.same-width"));
+    }
+
+    #[test]
     fn a_vector_narrower_than_a_register_is_doubled() {
         let (halide, _) = super::super::test_libraries();
         let p = pads(&halide);

@@ -140,6 +140,9 @@ enum Tm {
     /// A shift op (amount read unsigned: generic S2 = 0) of a term.
     Shift(String, Box<Tm>, Amt),
     Bin(String, Box<Tm>, Box<Tm>),
+    /// `rounding_halving_add(p, 0)`: the rounding by 1 of the second
+    /// round (see [`amount_expansions`]).
+    Rha0(Box<Tm>),
 }
 
 impl Tm {
@@ -148,6 +151,7 @@ impl Tm {
             Tm::X => 0,
             Tm::Shift(_, a, k) => 1 + a.size() + usize::from(matches!(k, Amt::YMinus1 | Amt::NegY)),
             Tm::Bin(_, a, b) => 1 + a.size() + b.size(),
+            Tm::Rha0(a) => 1 + a.size(),
         }
     }
     fn text(&self) -> String {
@@ -164,6 +168,7 @@ impl Tm {
                 format!("({op} {ty} 0 {} {amt})", a.text())
             }
             Tm::Bin(op, a, b) => format!("({op} {ty} {} {})", a.text(), b.text()),
+            Tm::Rha0(a) => format!("(rounding_halving_add {ty} {} (broadcast {ty} 0))", a.text()),
         }
     }
     fn ops(&self, out: &mut Vec<String>) {
@@ -177,6 +182,10 @@ impl Tm {
                 out.push(op.clone());
                 a.ops(out);
                 b.ops(out);
+            }
+            Tm::Rha0(a) => {
+                out.push("rounding_halving_add".into());
+                a.ops(out);
             }
         }
     }
@@ -223,6 +232,11 @@ fn eval_tm(halide: &SpecLibrary, t: &Tm, s: i128, s2: i128, e: u32, n: u32, cs: 
             let (va, vb) = (eval_tm(halide, a, s, s2, e, n, cs)?, eval_tm(halide, b, s, s2, e, n, cs)?);
             va.iter().zip(&vb).map(|(x, y)| sem.eval(&[x, y]).ok()).collect()
         }
+        Tm::Rha0(a) => {
+            let (_, sem) = halide.instantiate("rounding_halving_add", &[s, ei, ni]).ok()?;
+            let zero = splat(e, n, 0);
+            eval_tm(halide, a, s, s2, e, n, cs)?.iter().map(|x| sem.eval(&[x, &zero]).ok()).collect()
+        }
     }
 }
 
@@ -241,20 +255,40 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 cs.iter().map(|c| sem.eval(&[&c[0], &c[1]]).ok()).collect()
             };
             let (Some(want4), Some(want8)) = (want(&screen, 4), want(&confirm, 8)) else { continue };
+            // Two rounds. With an unsigned amount the template's own left
+            // side matches its inner rounding shifts by 1, so candidates
+            // holding them are skipped (below); where that leaves nothing
+            // (a signed x by an unsigned amount: no two-atom form without
+            // the rounding by 1 is exact at y = 0), a second round rounds
+            // by 1 as `rounding_halving_add(p, 0)` instead, which no
+            // rounding shift's left side matches.
+            let first = out.len();
+            for second in [false, true] {
+            if second && (s2 != 0 || out.len() > first) {
+                continue;
+            }
             // Atoms: x, shifts of x, shifts of those; plain shifts by y,
-            // y - 1, -y or 1, rounding shifts by 1 only. Observationally
-            // equal atoms (and constant ones) are dropped.
+            // y - 1, -y or 1, rounding shifts by 1 only (or, in the second
+            // round, the rounding by 1 as a halving add of 0).
+            // Observationally equal atoms (and constant ones) are dropped.
+            let rounded: Vec<Tm> = if second {
+                vec![Tm::Rha0(Box::new(Tm::X))]
+            } else {
+                rounding.iter().map(|sh| Tm::Shift(sh.clone(), Box::new(Tm::X), Amt::One)).collect()
+            };
             let level1: Vec<Tm> = plain
                 .iter()
                 .flat_map(|sh| [Amt::Y, Amt::YMinus1, Amt::NegY, Amt::One].map(|k| Tm::Shift(sh.clone(), Box::new(Tm::X), k)))
-                .chain(rounding.iter().map(|sh| Tm::Shift(sh.clone(), Box::new(Tm::X), Amt::One)))
+                .chain(rounded)
                 .collect();
             let mut atoms = vec![Tm::X];
             atoms.extend(level1.iter().cloned());
             for a in &level1 {
                 for b in &level1 {
-                    if let Tm::Shift(op2, _, k) = b {
-                        atoms.push(Tm::Shift(op2.clone(), Box::new(a.clone()), *k));
+                    match b {
+                        Tm::Shift(op2, _, k) => atoms.push(Tm::Shift(op2.clone(), Box::new(a.clone()), *k)),
+                        Tm::Rha0(_) => atoms.push(Tm::Rha0(Box::new(a.clone()))),
+                        _ => {}
                     }
                 }
             }
@@ -327,7 +361,8 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     conds: super::register_conds("?bw"),
                     free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), super::register_lanes(&[32]))],
                     provenance: format!(
-                        "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                        "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only{}): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                        if second { "; second round, where the first found none without the op itself: the rounding by 1 as rounding_halving_add(p, 0)" } else { "" },
                         letter(s),
                         letter(s2),
                         ops.join(" "),
@@ -335,6 +370,71 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     ),
                 });
             }
+            }
+        }
+    }
+    out
+}
+
+/// Shifts by a signed per-lane amount (`S2` = 1: a negative amount shifts
+/// the other way) as a select on the amount's sign. x86 shifts read their
+/// amount unsigned, so `shl`/`shr` by a signed vector amount (a widening
+/// shift by an `i16` amount, widened to `shl<i32, S2 = 1>`) and
+/// `rounding_shift_left` by one had no lowering. The right side is
+/// searched over `select(y < 0, p, q)`, `p` and `q` each `x` shifted by
+/// `y` or `-y` with the amount read unsigned (every shift-like op, the
+/// plain ones first); the first pair equal to the op on random and edge
+/// inputs at 4 and 8 lanes becomes a template over 8-, 16- and 32-bit
+/// lanes, each instance proved by the caller. `rounding_shift_right` by a
+/// signed amount has [`amount_expansions`]' templates and is not searched.
+pub fn sign_selects(halide: &SpecLibrary) -> Vec<Split> {
+    let (_, mut shifts) = same_type_ops(halide);
+    shifts.sort_by_key(|op| (op.starts_with("rounding_"), op.clone()));
+    let e = 32u32;
+    let s2 = 1i128;
+    let mut out = Vec::new();
+    let atoms: Vec<Tm> = shifts.iter().flat_map(|sh| [Amt::NegY, Amt::Y].map(|k| Tm::Shift(sh.clone(), Box::new(Tm::X), k))).collect();
+    for op in shifts.iter().filter(|op| op.as_str() != "rounding_shift_right") {
+        for s in [0i128, 1] {
+            let screen = cases(e, 4, 48, 0x7367_6e73 ^ s as u64);
+            let confirm = cases(e, 8, 96, 0x7367_6e63 ^ s as u64);
+            let want = |cs: &[[BitVec; 2]], n: u32| -> Option<Vec<BitVec>> {
+                let (_, sem) = halide.instantiate(op, &[s, e as i128, n as i128, s2]).ok()?;
+                cs.iter().map(|c| sem.eval(&[&c[0], &c[1]]).ok()).collect()
+            };
+            let select = |p: &Tm, q: &Tm, cs: &[[BitVec; 2]], n: u32| -> Option<Vec<BitVec>> {
+                let (_, lt) = halide.instantiate("lt", &[1, e as i128, n as i128]).ok()?;
+                let (_, sel) = halide.instantiate("select", &[s, e as i128, n as i128]).ok()?;
+                let (vp, vq) = (eval_tm(halide, p, s, s2, e, n, cs)?, eval_tm(halide, q, s, s2, e, n, cs)?);
+                let zero = splat(e, n, 0);
+                cs.iter().zip(vp.iter().zip(&vq)).map(|(c, (a, b))| sel.eval(&[&lt.eval(&[&c[1], &zero]).ok()?, a, b]).ok()).collect()
+            };
+            let (Some(want4), Some(want8)) = (want(&screen, 4), want(&confirm, 8)) else { continue };
+            // The shifts inside read their amount unsigned (S2 = 0), so the
+            // template's left side (S2 = 1) never matches its right side.
+            let found = atoms
+                .iter()
+                .flat_map(|p| atoms.iter().map(move |q| (p, q)))
+                .find(|(p, q)| select(p, q, &screen, 4).as_ref() == Some(&want4) && select(p, q, &confirm, 8).as_ref() == Some(&want8));
+            let Some((p, q)) = found else { continue };
+            let letter = super::sign_letter;
+            let (mut pops, mut qops) = (Vec::new(), Vec::new());
+            p.ops(&mut pops);
+            q.ops(&mut qops);
+            out.push(Split {
+                op: op.clone(),
+                name: format!("synth.signselect-{op}.{}i.{}-{}", letter(s), pops.join("-"), qops.join("-")),
+                lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 ?x1)"),
+                rhs: format!("(select (t ?sign ?bw ?n) (lt (t ?s2 ?bw ?n) ?x1 (broadcast (t ?s2 ?bw ?n) 0)) {} {})", p.text(), q.text()),
+                conds: super::register_conds("?bw"),
+                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![8, 16, 32]), ("n".into(), super::register_lanes(&[8, 16, 32]))],
+                provenance: format!(
+                    "phase legalize; shift by a signed per-lane amount searched over select(y < 0, p, q), p and q x shifted by y or -y with the amount read unsigned (the plain shifts first): `{op}` ({}32 by a per-lane i32 amount) is select(y < 0, {}, {}) (the first pair equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
+                    letter(s),
+                    pops.join(" "),
+                    qops.join(" ")
+                ),
+            });
         }
     }
     out
@@ -359,5 +459,21 @@ mod tests {
         }
         eprintln!("{:?}", t.elapsed());
         assert!(x.iter().any(|s| s.lhs.starts_with("(rounding_shift_right") && s.free.contains(&("s2".to_string(), vec![1]))));
+        // A signed value by an unsigned amount: found in the second round
+        // only (the rounding by 1 as a halving add of 0).
+        assert!(x.iter().any(|s| s.lhs.starts_with("(rounding_shift_right")
+            && s.free.contains(&("sign".to_string(), vec![1]))
+            && s.free.contains(&("s2".to_string(), vec![0]))
+            && s.rhs.contains("(rounding_halving_add ")));
+        // A signed amount: a select on its sign over two shifts that read
+        // it unsigned (shl by a negative amount shifts right).
+        let g = super::sign_selects(&halide);
+        for s in &g {
+            eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
+        }
+        let shl = g.iter().find(|s| s.op == "shl" && s.free.contains(&("sign".to_string(), vec![1]))).expect("shl of i32 by a signed amount");
+        assert!(shl.rhs.starts_with("(select (t ?sign ?bw ?n) (lt (t ?s2 ?bw ?n) ?x1 ") && shl.rhs.contains("(shr (t ?sign ?bw ?n) 0 ?x0 (sub"), "{}", shl.rhs);
+        assert!(g.iter().any(|s| s.op == "rounding_shift_left" && s.free.contains(&("sign".to_string(), vec![0]))));
+        assert!(!g.iter().any(|s| s.op == "rounding_shift_right"));
     }
 }
