@@ -158,7 +158,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("x86.widen-right-add-ext", "rederived", ""),
     ("x86.widen-right-mul-ext", "rederived", ""),
     ("x86.widen-right-sub-ext", "rederived", ""),
-    ("x86.widening-shl-ext", "covered", ""),
+    ("x86.widening-shl-ext", "rederived", ""),
     ("x86.widening-shl-imm-u8", "covered", ""),
 ];
 
