@@ -31,7 +31,7 @@
 //! are a load error. A file without either is an x86 file.
 
 use crate::ast::{Cond, IntExpr, Rule, Term};
-use crate::sexp::{Sexp, parse_sexps};
+use crate::sexp::{Sexp, for_each_sexp, parse_sexps};
 use crate::target::{TargetIsa, X86};
 use misaal_isa::{Diagnostic, Diagnostics, diag::Span};
 
@@ -233,36 +233,43 @@ fn sources<'a>(file: &str, src: &'a str) -> Vec<(String, &'a str)> {
 /// Parses every rule of a file (or of files joined by [`join_sources`]:
 /// one target and distinct rule names across them all).
 pub fn parse_rules(file: &str, src: &str) -> Result<Vec<Rule>, Diagnostics> {
-    let mut items: Vec<(String, Sexp)> = Vec::new();
+    // Each item is converted as soon as it is read, and its tree dropped:
+    // x86.egg's trees are 11 MB, and held beside the rules they were a
+    // small kernel's peak memory. What the target checks below need is
+    // kept: each `(ruleset T)` declaration, and each item's result.
+    let mut decls: Vec<(&'static TargetIsa, Span, String)> = Vec::new();
+    let mut parsed: Vec<(String, Result<Option<(Rule, Heads)>, Diagnostic>)> = Vec::new();
     for (name, text) in sources(file, src) {
-        items.extend(parse_sexps(&name, text)?.into_iter().map(|x| (name.clone(), x)));
+        for_each_sexp(&name, text, |item| {
+            if let Sexp::List(xs, _) = &item
+                && let [Sexp::Atom(h, _), Sexp::Atom(t, span), ..] = &xs[..]
+                && h == "ruleset"
+                && let Some(t) = TargetIsa::by_name(t)
+            {
+                decls.push((t, *span, name.clone()));
+            }
+            parsed.push((name.clone(), parse_rule(&name, &item)));
+        })?;
     }
     let mut rules: Vec<Rule> = Vec::new();
     let mut errors = Vec::new();
     // The file's target: the first `(ruleset T)` naming a target, else the
     // first instruction head; every other head must agree.
     let mut target: Option<(&'static TargetIsa, Span, &'static str, String)> = None;
-    for (file, item) in &items {
-        let file = file.as_str();
-        if let Sexp::List(xs, _) = item
-            && let [Sexp::Atom(h, _), Sexp::Atom(t, span), ..] = &xs[..]
-            && h == "ruleset"
-            && let Some(t) = TargetIsa::by_name(t)
-        {
-            match &target {
-                None => target = Some((t, *span, "declared", file.to_string())),
-                Some((first, at, _, at_file)) if *first != t => errors.push(Diagnostic::new(
-                    file,
-                    *span,
-                    format!("`(ruleset {})` in a file declared for {} at {at_file}:{}:{}: a rule file has one target", t.name, first.name, at.line, at.col),
-                )),
-                Some(_) => {}
-            }
+    for (t, span, file) in decls {
+        match &target {
+            None => target = Some((t, span, "declared", file)),
+            Some((first, at, _, at_file)) if *first != t => errors.push(Diagnostic::new(
+                &file,
+                span,
+                format!("`(ruleset {})` in a file declared for {} at {at_file}:{}:{}: a rule file has one target", t.name, first.name, at.line, at.col),
+            )),
+            Some(_) => {}
         }
     }
-    for (file, item) in &items {
+    for (file, result) in parsed {
         let file = file.as_str();
-        match parse_rule(file, item) {
+        match result {
             Ok(Some((mut r, heads))) => {
                 for (t, span) in heads {
                     match &target {
