@@ -28,7 +28,7 @@ fn the_heads_give_the_target_and_its_vector_widths() {
     let arm = parse_rules("a.egg", "(rewrite (add (t ?sign ?bw ?n) ?a ?b) (arm \"vadd{q}_{su}{bw}\" ?a ?b) :when ((= ?n (/ ?vsize ?bw))) :name \"add\")").unwrap();
     assert_eq!(arm[0].target, &ARM);
     let envs = instantiations(&arm[0], arm[0].target.vector_widths).unwrap();
-    let mut sizes: Vec<i128> = envs.iter().map(|e| e.iter().find(|(v, _)| v == "vsize").unwrap().1).collect();
+    let mut sizes: Vec<i128> = envs.iter().map(|e| e.iter().find(|(v, _)| &**v == "vsize").unwrap().1).collect();
     sizes.sort();
     sizes.dedup();
     assert_eq!(sizes, vec![64, 128]);
@@ -39,9 +39,9 @@ fn the_heads_give_the_target_and_its_vector_widths() {
     let hvx = parse_rules("h.egg", "(ruleset hvx)\n(rewrite (add (t ?sign ?bw ?n) ?a ?b) ?a :when ((= ?n (/ ?vsize ?bw))) :name \"add\")").unwrap();
     assert_eq!(hvx[0].target, &HVX);
     let envs = instantiations(&hvx[0], hvx[0].target.vector_widths).unwrap();
-    assert!(envs.iter().all(|e| e.iter().any(|(v, x)| v == "vsize" && *x == 1024)));
+    assert!(envs.iter().all(|e| e.iter().any(|(v, x)| &**v == "vsize" && *x == 1024)));
     // {ty} spells HVX element types; {e} the letter alone.
-    let env = vec![("sign".to_string(), 0), ("bw".to_string(), 16)];
+    let env = vec![("sign".into(), 0), ("bw".into(), 16)];
     assert_eq!(expand_name("Q6_V{ty}_vavg_V{ty}V{ty}_rnd", &env).unwrap(), "Q6_Vuh_vavg_VuhVuh_rnd");
     assert_eq!(expand_name("Q6_V{e}_vadd_V{e}V{e}", &env).unwrap(), "Q6_Vh_vadd_VhVh");
     // A file without heads is x86.

@@ -23,10 +23,10 @@ fn apply(op: char, x: i128, y: i128) -> Option<i128> {
 }
 
 impl IntExpr {
-    pub fn eval(&self, env: &[(String, i128)]) -> Result<i128, String> {
+    pub fn eval<S: AsRef<str>>(&self, env: &[(S, i128)]) -> Result<i128, String> {
         Ok(match self {
             IntExpr::Lit(n) => *n,
-            IntExpr::Var(v) => env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
+            IntExpr::Var(v) => env.iter().find(|(n, _)| n.as_ref() == v).map(|(_, x)| *x).ok_or_else(|| format!("?{v} has no value"))?,
             IntExpr::Op(op, a, b) => {
                 let (x, y) = (a.eval(env)?, b.eval(env)?);
                 if matches!(op, '/' | '%') && y == 0 {

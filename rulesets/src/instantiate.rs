@@ -26,7 +26,7 @@ pub fn is_template_key(key: &str) -> bool {
     ["mm", "q"].contains(&key) || ["su", "ty", "e"].iter().any(|p| key.strip_prefix(p).is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())))
 }
 
-pub type Assignment = Vec<(String, i128)>;
+pub type Assignment = Vec<(std::sync::Arc<str>, i128)>;
 
 /// Assignments one rule may have. Each is proved on its own, so a rule
 /// needs far fewer; the bundled rules have at most a dozen.
@@ -70,6 +70,10 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
     // Names borrowed while a candidate is checked: most fail a condition,
     // and copying their names was most of the time.
     let mut env: Vec<(&str, i128)> = Vec::with_capacity(domains.len() + defs.len());
+    // Each name once, shared by every assignment kept: a String per entry
+    // was a third of the assignments' memory.
+    let shared: Vec<(&str, std::sync::Arc<str>)> = domains.iter().map(|(v, _)| v.as_str()).chain(defs.iter().map(|(v, _)| v.as_str())).map(|v| (v, std::sync::Arc::from(v))).collect();
+    let share = |n: &str| shared.iter().find(|(v, _)| *v == n).map_or_else(|| std::sync::Arc::from(n), |(_, a)| a.clone());
     for k in 0..total {
         env.clear();
         let mut r = k;
@@ -115,7 +119,7 @@ pub fn instantiations(rule: &Rule, vector_widths: &[i128]) -> Result<Vec<Assignm
             }
         }
         if ok {
-            out.push(env.iter().map(|&(n, x)| (n.to_string(), x)).collect());
+            out.push(env.iter().map(|&(n, x)| (share(n), x)).collect());
         }
     }
     Ok(out)
@@ -128,7 +132,7 @@ pub fn describe_env(env: &Assignment) -> String {
         return "-".into();
     }
     let rank = |v: &str| if v.starts_with("bw") { 0 } else if v.starts_with("vsize") { 1 } else { 2 };
-    let mut e: Vec<&(String, i128)> = env.iter().collect();
+    let mut e: Vec<&(std::sync::Arc<str>, i128)> = env.iter().collect();
     e.sort_by_key(|(v, _)| rank(v));
     e.iter().map(|(v, x)| format!("{v}={x}")).collect::<Vec<_>>().join(",")
 }
@@ -150,7 +154,7 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
             break;
         };
         let key = &after[..close];
-        if let Some((_, x)) = env.iter().find(|(v, _)| v == key) {
+        if let Some((_, x)) = env.iter().find(|(v, _)| &**v == key) {
             n.push_str(&x.to_string());
         } else if key == "mm" || key == "q" {
             let vs = env.iter().find(|(v, _)| v.starts_with("vsize")).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs a ?vsize variable"))?;
@@ -166,7 +170,7 @@ pub fn expand_name(name: &str, env: &Assignment) -> Result<String, String> {
             let suffix = key.trim_start_matches(|c: char| c.is_ascii_alphabetic());
             let get = |name: &str| {
                 let name = format!("{name}{suffix}");
-                env.iter().find(|(v, _)| *v == name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"))
+                env.iter().find(|(v, _)| **v == *name).map(|(_, x)| *x).ok_or_else(|| format!("{{{key}}} needs ?{name}"))
             };
             let sign = if key.starts_with('e') { 1 } else { get("sign")? };
             if key.starts_with("su") {

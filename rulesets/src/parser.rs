@@ -147,7 +147,7 @@ impl P<'_> {
         match head.as_str() {
             "in" => {
                 let v = var(self, 1)?;
-                let vals = items[2..].iter().map(|x| self.int(x).and_then(|e| e.eval(&[]).or_else(|m| self.err(x.span(), m)))).collect::<Result<Vec<_>, _>>()?;
+                let vals = items[2..].iter().map(|x| self.int(x).and_then(|e| e.eval::<&str>(&[]).or_else(|m| self.err(x.span(), m)))).collect::<Result<Vec<_>, _>>()?;
                 if vals.is_empty() {
                     return self.err(*span, "`in` needs at least one value");
                 }
@@ -158,8 +158,8 @@ impl P<'_> {
                 if items.len() != 4 {
                     return self.err(*span, "expected (range ?x LO HI)");
                 }
-                let lo = self.int(&items[2])?.eval(&[]).or_else(|m| self.err(items[2].span(), m))?;
-                let hi = self.int(&items[3])?.eval(&[]).or_else(|m| self.err(items[3].span(), m))?;
+                let lo = self.int(&items[2])?.eval::<&str>(&[]).or_else(|m| self.err(items[2].span(), m))?;
+                let hi = self.int(&items[3])?.eval::<&str>(&[]).or_else(|m| self.err(items[3].span(), m))?;
                 if hi < lo || hi.checked_sub(lo).is_none_or(|d| d > 4096) {
                     return self.err(*span, "a range needs LO <= HI and at most 4096 values");
                 }

@@ -554,7 +554,7 @@ fn walk_names(t: &Term, f: &mut dyn FnMut(&str)) {
 
 /// The free variables' values in `env`, in `vars` order.
 pub fn project(env: &Assignment, vars: &[String]) -> Vec<i128> {
-    vars.iter().map(|v| env.iter().find(|(n, _)| n == v).map(|(_, x)| *x).expect("free variable bound")).collect()
+    vars.iter().map(|v| env.iter().find(|(n, _)| **n == **v).map(|(_, x)| *x).expect("free variable bound")).collect()
 }
 
 /// Boxes (one value set per variable) whose union is exactly `points`:
