@@ -629,8 +629,10 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
 /// broadcast k))`: every same-type op `V` at either sign, every constant
 /// `k` among 0, 1, the all-ones of the narrow width and of the wide width,
 /// and every sign of the saturating cast's operand and result, for each
-/// element width (E = 8, 16: the constants are numbers of the width) and
-/// each pair of signs. A `V` that leaves its operand unchanged, or a right
+/// element width (E = 8, 16, 32: the constants are numbers of the width) and
+/// each pair of signs (at E = 32 for 64-bit lanes, whose `vpmovsqd` and
+/// `vpmovusqd` saturate only within one sign). A `V` that leaves its
+/// operand unchanged, or a right
 /// side that is the left side's own op and types, is skipped. Up to three
 /// that agree on random and edge inputs at three lane counts are kept
 /// (extraction picks the one that lowers cheapest); like every template,
@@ -640,7 +642,7 @@ pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     let mut out = Vec::new();
     let letter = super::sign_letter;
-    for e in [8i128, 16] {
+    for e in [8i128, 16, 32] {
         let w = 2 * e;
         let consts = [0i128, 1, (1 << e) - 1, (1 << w) - 1];
         for lhs_op in ["cast", "saturating_cast"] {
@@ -688,7 +690,7 @@ pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
                                         lhs: format!("({lhs_op} (t ?sign {w} ?n) ?s2 {e} ?x0)"),
                                         rhs,
                                         conds: vec![format!("(>= (* ?n {w}) 256)"), format!("(<= (* ?n {w}) 1024)")],
-                                        free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![8, 16, 32, 64])],
+                                        free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), [4i128, 8, 16, 32, 64].into_iter().filter(|n| (256..=1024).contains(&(n * w))).collect())],
                                         provenance: format!(
                                             "phase legalize; expansion searched over saturating_cast(V(x, broadcast k)) (V a same-type op at either sign, k among 0, 1 and the all-ones of either width, both signs of the saturating cast): `{lhs_op}` {w} -> {e} bits is the saturating cast of `{v}` with {k} (equal on random and edge inputs at 4, 8 and 16 lanes)"
                                         ),
@@ -923,5 +925,10 @@ mod tests {
         let a = ex.iter().find(|s| s.name.starts_with("synth.expand-widening_shift_right.") && s.name.ends_with(".amount")).expect("the amount at its own sign");
         assert_eq!(a.rhs, "(shr (t ?sign (* 2 ?bw) ?n) ?s2 (cast (t ?sign ?bw ?n) ?sign (* 2 ?bw) ?x0) (cast (t ?s2 ?bw ?n) ?s2 (* 2 ?bw) ?x1))");
         assert!(a.free.contains(&("sign".to_string(), vec![1])) && a.free.contains(&("s2".to_string(), vec![0])), "{:?}", a.free);
+        // u64 to i32, saturating: clamped to the u32 range, then the signed
+        // saturating narrowing (`vpmovsqd`); at 256 to 1,024 bits.
+        let u = ex.iter().find(|s| s.name == "synth.expand-saturating_cast-64-32.ui.saturating_cast-min").expect("u64 -> i32");
+        assert_eq!(u.rhs, "(saturating_cast (t 1 64 ?n) ?s2 32 (min (t ?sign 64 ?n) ?x0 (broadcast (t ?sign 64 ?n) 4294967295)))");
+        assert!(u.free.contains(&("n".to_string(), vec![4, 8, 16])), "{:?}", u.free);
     }
 }

@@ -634,9 +634,11 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
-/// Narrowings by a factor of four (32 -> 8 bits) as two narrowings by two,
+/// Narrowings by a factor of four or eight (32 -> 8, 64 -> 16, 64 -> 8
+/// bits) as two narrowings, the first by two (to 16 bits from 32, to 32
+/// from 64, where one instruction narrows: `vpmovqd`, `vpmovdw`),
 /// searched: every choice of the first step (`cast` or `saturating_cast`
-/// to 16 bits of either sign) and of the second (`cast` or
+/// to the middle width of either sign) and of the second (`cast` or
 /// `saturating_cast` to the wanted type); every composition equal to the
 /// op on random and edge inputs at 4, 8 and 16 lanes is kept (the lowering
 /// of each differs; extraction picks the cheapest). Each instance proved
@@ -644,50 +646,55 @@ pub fn packs(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
 pub fn two_steps(halide: &SpecLibrary) -> Vec<Split> {
     let letter = super::sign_letter;
     let mut out = Vec::new();
-    for op in ["cast", "saturating_cast"] {
-        for s in [0i128, 1] {
-            for s2 in [0i128, 1] {
-                for op1 in ["cast", "saturating_cast"] {
-                    for sm in [s, 1 - s] {
-                        for op2 in ["cast", "saturating_cast"] {
-                            let ok = [4i128, 8, 16].iter().all(|&n| {
-                                let (Ok((_, l)), Ok((_, f)), Ok((_, g))) = (
-                                    halide.instantiate(op, &[s, 32, n, s2, 8]),
-                                    halide.instantiate(op1, &[s, 32, n, sm, 16]),
-                                    halide.instantiate(op2, &[sm, 16, n, s2, 8]),
-                                ) else {
-                                    return false;
+    // (from, middle, to) widths, and the lane counts: from 256 to 2048 bits
+    // of the wide operand.
+    for (e, em, e2) in [(32i128, 16i128, 8i128), (64, 32, 16), (64, 32, 8)] {
+        let ns: Vec<i128> = (2..=6).map(|k| 1i128 << k).filter(|n| (256..=2048).contains(&(n * e))).collect();
+        for op in ["cast", "saturating_cast"] {
+            for s in [0i128, 1] {
+                for s2 in [0i128, 1] {
+                    for op1 in ["cast", "saturating_cast"] {
+                        for sm in [s, 1 - s] {
+                            for op2 in ["cast", "saturating_cast"] {
+                                let ok = [4i128, 8, 16].iter().all(|&n| {
+                                    let (Ok((_, l)), Ok((_, f)), Ok((_, g))) = (
+                                        halide.instantiate(op, &[s, e, n, s2, e2]),
+                                        halide.instantiate(op1, &[s, e, n, sm, em]),
+                                        halide.instantiate(op2, &[sm, em, n, s2, e2]),
+                                    ) else {
+                                        return false;
+                                    };
+                                    inputs((e * n) as u32, e as u32, 40, 0x7477_6f73 ^ n as u64 ^ (((e - 32) as u64) << 16) ^ (((e2 - 8) as u64) << 24))
+                                        .iter()
+                                        .all(|x| match (l.eval(&[x]), f.eval(&[x])) {
+                                            (Ok(want), Ok(m)) => g.eval(&[&m]).ok() == Some(want),
+                                            _ => false,
+                                        })
+                                });
+                                if !ok {
+                                    continue;
+                                }
+                                let smt = if sm == s {
+                                    "?sign".to_string()
+                                } else {
+                                    sm.to_string()
                                 };
-                                inputs(32 * n as u32, 32, 40, 0x7477_6f73 ^ n as u64)
-                                    .iter()
-                                    .all(|x| match (l.eval(&[x]), f.eval(&[x])) {
-                                        (Ok(want), Ok(m)) => g.eval(&[&m]).ok() == Some(want),
-                                        _ => false,
-                                    })
-                            });
-                            if !ok {
-                                continue;
+                                let rhs = format!(
+                                    "({op2} (t {smt} {em} ?n) ?s2 {e2} ({op1} (t ?sign {e} ?n) {smt} {em} ?x0))"
+                                );
+                                out.push(Split {
+                                    op: op.into(),
+                                    name: format!("synth.narrow-{op}-{}{e}-{}{e2}.{op1}-{}{em}-{op2}", letter(s), letter(s2), letter(sm)),
+                                    lhs: format!("({op} (t ?sign {e} ?n) ?s2 {e2} ?x0)"),
+                                    rhs,
+                                    conds: vec![format!("(>= (* ?n {e}) 256)"), format!("(<= (* ?n {e}) 2048)")],
+                                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), ns.clone())],
+                                    provenance: format!(
+                                        "phase legalize; {e} -> {e2} bit narrowing searched over two narrowings (cast or saturating_cast to {em} bits of either sign, then cast or saturating_cast): `{op}` is `{op1}` to {}{em} then `{op2}` (equal on random and edge inputs at 4, 8 and 16 lanes)",
+                                        letter(sm)
+                                    ),
+                                });
                             }
-                            let smt = if sm == s {
-                                "?sign".to_string()
-                            } else {
-                                sm.to_string()
-                            };
-                            let rhs = format!(
-                                "({op2} (t {smt} 16 ?n) ?s2 8 ({op1} (t ?sign 32 ?n) {smt} 16 ?x0))"
-                            );
-                            out.push(Split {
-                                op: op.into(),
-                                name: format!("synth.narrow-{op}-{}32-{}8.{op1}-{}16-{op2}", letter(s), letter(s2), letter(sm)),
-                                lhs: format!("({op} (t ?sign 32 ?n) ?s2 8 ?x0)"),
-                                rhs,
-                                conds: vec!["(>= (* ?n 32) 256)".into(), "(<= (* ?n 32) 2048)".into()],
-                                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("n".into(), vec![8, 16, 32, 64])],
-                                provenance: format!(
-                                    "phase legalize; 32 -> 8 bit narrowing searched over two narrowings by two (cast or saturating_cast to 16 bits of either sign, then cast or saturating_cast): `{op}` is `{op1}` to {}16 then `{op2}` (equal on random and edge inputs at 4, 8 and 16 lanes)",
-                                    letter(sm)
-                                ),
-                            });
                         }
                     }
                 }
@@ -808,6 +815,15 @@ mod tests {
                 .iter()
                 .any(|s| s.name.starts_with("synth.narrow-cast-u32-u8."))
         );
+        // From 64-bit lanes: through 32 bits, where one instruction narrows.
+        for name in ["synth.narrow-cast-i64-u8.", "synth.narrow-cast-u64-i16.", "synth.narrow-saturating_cast-u64-u8.", "synth.narrow-saturating_cast-i64-i16."] {
+            let s = found.iter().find(|s| s.name.starts_with(name)).unwrap_or_else(|| panic!("{name}"));
+            assert!(s.rhs.contains(" 32 ?n) ?s2 ") && s.lhs.contains(" 64 ?n) ?s2 "), "{}: {}", s.name, s.rhs);
+            assert_eq!(s.free.iter().find(|(v, _)| v == "n").unwrap().1, vec![4, 8, 16, 32]);
+        }
+        // A saturating narrowing of a signed value to an unsigned type is
+        // not two wrapping steps.
+        assert!(!found.iter().any(|s| s.name.starts_with("synth.narrow-saturating_cast-i64-u8.cast-")));
         // A wrapping cast is never a saturating one: no composition of two
         // saturating steps may be found for it.
         assert!(

@@ -205,6 +205,16 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// The lane counts of a widening from `e` to `e2` bits: a register of the
+/// wide type, and past it (to 2048 bits) where the operand is under 256
+/// bits, which the cast's split cannot halve into 128-bit operands (an
+/// u8x16 to u64x16: 1,024 bits from 128).
+fn widening_lanes(e: i128, e2: i128) -> Vec<i128> {
+    let mut ns = super::register_lanes(&[e2]);
+    ns.extend((1..=9).map(|k| 1i128 << k).filter(|n| n * e2 > super::widest_bits() && n * e2 <= 2048 && n * e < 256));
+    ns
+}
+
 /// Casts to four or eight times the width, which the enumeration (128-bit
 /// units over whole registers) never meets: searched over two casts
 /// through every intermediate width and sign, the first equal on random
@@ -222,7 +232,7 @@ fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let mids = (1..).map(|k| e << k).take_while(|&m| m < e2).flat_map(|m| [(s, m), (1 - s, m)]);
                 let cands = mids.map(|(sm, m)| Tm::op("cast", sm, m, vec![s2, e2], vec![Tm::op("cast", s, e, vec![sm, m], vec![Tm::X(0)])]));
                 let Some(rhs) = cands.into_iter().find(|t| agrees_unary(halide, "cast", &generics, e, 0x7374_6570, t)) else { continue };
-                let ns = super::register_lanes(&[e2]);
+                let ns = widening_lanes(e, e2);
                 out.push(Split {
                     op: "cast".into(),
                     name: format!("{PREFIX}cast-{}{e}-{}{e2}", letter(s), letter(s2)),
@@ -374,7 +384,7 @@ fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let consts = [0i128, 1, (1 << (e - 1)) - 1, (1 << e) - 1];
                 let clamped = same.iter().flat_map(|v| consts.iter().map(move |&k| Tm::op("cast", s, e, vec![s2, e2], vec![Tm::op(v, s, e, vec![], vec![Tm::X(0), Tm::Const(s, e, k)])])));
                 let Some(rhs) = std::iter::once(plain).chain(clamped).find(|t| agrees_unary(halide, "saturating_cast", &generics, e, 0x7361_7477, t)) else { continue };
-                let ns = super::register_lanes(&[e2]);
+                let ns = widening_lanes(e, e2);
                 out.push(Split {
                     op: "saturating_cast".into(),
                     name: format!("{PREFIX}saturating_cast-{}{e}-{}{e2}", letter(s), letter(s2)),
@@ -418,5 +428,11 @@ mod tests {
         assert_eq!(rhs("synth.widened-saturating_cast-u8-i8"), "(cast (t 0 8 ?n) 1 8 (min (t 0 8 ?n) ?x0 (broadcast (t 0 8 ?n) 127)))");
         // A cast by four times the width, in two doubling steps.
         assert_eq!(rhs("synth.widened-cast-u8-i32"), "(cast (t 0 16 ?n) 1 32 (cast (t 0 8 ?n) 0 16 ?x0))");
+        // A u8x16 widened to 1,024 bits, which no split halves (its halves
+        // would read 64 bits), has its own instance; a u16x16 is split.
+        let lanes = |name: &str| all.iter().find(|s| s.name == name).map(|s| s.free.iter().find(|(v, _)| v == "n").unwrap().1.clone()).unwrap();
+        assert_eq!(lanes("synth.widened-cast-u8-u64"), vec![2, 4, 8, 16]);
+        assert_eq!(lanes("synth.widened-saturating_cast-i8-u64"), vec![2, 4, 8, 16]);
+        assert_eq!(lanes("synth.widened-cast-u16-i64"), vec![2, 4, 8]);
     }
 }
