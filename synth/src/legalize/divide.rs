@@ -17,7 +17,7 @@
 //! - `mod(x, c)`: `U(x, V(div(x, k), k))` with k = c or -c (finds
 //!   `x - div(x, c) * c`, and the same k = |c| for a negative c);
 //! - a power of two: `shr(x, j)` (finds j = log2 c, arithmetic for a
-//!   signed x), at 8, 16 and 32 bits;
+//!   signed x), at 8, 16, 32 and 64 bits (`vpsraq` on AVX-512);
 //!
 //! - an unsigned 32-bit `div(x, c)`: `shr(mul_shift_right(x, m, 32), s)`
 //!   or, where the multiplier needs 33 bits, `shr(halving_add(x,
@@ -90,7 +90,7 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
     same.sort_by_key(|op| !["xor", "and", "or"].contains(&op.as_str()));
     let mut out = powers_of_two(halide);
     out.extend(unsigned_32(halide));
-    for e in [8i128, 16, 32] {
+    for e in [8i128, 16, 32, 64] {
         let free = |cs: Vec<i128>| vec![("n".to_string(), lanes(e)), ("c".to_string(), cs)];
         let ty = |s: i128| format!("(t {s} {e} ?n)");
         let div_want = |n: i128, x: &BitVec, c: i128| eval(halide, "div", &[1, e, n], &[x, &splat(e, n, c)]);
@@ -255,7 +255,7 @@ fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
 /// an arithmetic shift does). One template per divisor, over the lanes.
 fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
     let mut out = Vec::new();
-    for e in [8i128, 16, 32] {
+    for e in [8i128, 16, 32, 64] {
         for s in [0i128, 1] {
             let letter = super::sign_letter(s);
             let top = if s == 1 { e - 2 } else { e - 1 };
@@ -304,6 +304,11 @@ mod tests {
         assert_eq!(rhs("synth.divide-div-u32.pow2-8"), "(shr (t 0 32 ?n) 0 ?x0 (broadcast (t 0 32 ?n) 3))");
         assert_eq!(rhs("synth.divide-div-u16.pow2-32768"), "(shr (t 0 16 ?n) 0 ?x0 (broadcast (t 0 16 ?n) 15))");
         assert_eq!(rhs("synth.divide-div-i32.pow2-8"), "(shr (t 1 32 ?n) 0 ?x0 (broadcast (t 0 32 ?n) 3))");
+        // 64 bits (an i64 divided by -16 fell back to a lane loop): the
+        // arithmetic shift, and a negative divisor through it.
+        assert_eq!(rhs("synth.divide-div-i64.pow2-16"), "(shr (t 1 64 ?n) 0 ?x0 (broadcast (t 0 64 ?n) 4))");
+        assert_eq!(rhs("synth.divide-div-u64.pow2-4611686018427387904"), "(shr (t 0 64 ?n) 0 ?x0 (broadcast (t 0 64 ?n) 62))");
+        assert!(rhs("synth.divide-div-i64.negative").contains("(div (t 1 64 ?n) ?x0 (broadcast (t 1 64 ?n) ?c))"));
         // 32 bits: x / 3 with the 32-bit multiplier, x / 7 with the 33-bit
         // one halved, and signed division and mod through them.
         assert_eq!(rhs("synth.divide-div-u32-3"), "(shr (t 0 32 ?n) 0 (mul_shift_right (t 0 32 ?n) ?x0 (broadcast (t 0 32 ?n) 2863311531) (broadcast (t 0 32 ?n) 32)) (broadcast (t 0 32 ?n) 1))");
