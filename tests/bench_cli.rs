@@ -370,6 +370,9 @@ int main(void) {
         __m512i small = _mm512_and_si512(z2, _mm512_set1_epi32(31));
         r512 = _mm512_srav_epi32(z, z2); out(&r512, 64);
         r512 = _mm512_srav_epi32(z, small); out(&r512, 64);
+        r512 = _mm512_srav_epi64(z, z2); out(&r512, 64);
+        r512 = _mm512_srav_epi64(z, _mm512_and_si512(z2, _mm512_set1_epi64(63))); out(&r512, 64);
+        r512 = _mm512_srav_epi64(z, _mm512_and_si512(z2, _mm512_set1_epi64(127))); out(&r512, 64);
         __mmask32 k32 = _mm512_cmpgt_epi16_mask(z, z2); out(&k32, 4);
         k32 = _mm512_cmpgt_epi16_mask(z, z); out(&k32, 4);
         __m128i r128;

@@ -111,6 +111,28 @@ static inline simde__m512i misaal_mm512_srai_epi64(simde__m512i a, unsigned imm)
 #define _mm512_srai_epi64(a, imm) misaal_mm512_srai_epi64(a, imm)
 #endif
 
+/* Per-lane arithmetic shift of 64-bit lanes (vpsravq; AVX2 has none): the
+ * logical shift, with the sign shifted into the vacated bits; a count over
+ * 63 (unsigned) leaves the sign. */
+static inline simde__m256i misaal_srav64_256(simde__m256i a, simde__m256i count) {
+    simde__m256i sign = simde_mm256_cmpgt_epi64(simde_mm256_setzero_si256(), a);
+    simde__m256i fill = simde_mm256_sllv_epi64(sign, simde_mm256_sub_epi64(simde_mm256_set1_epi64x(64), count));
+    simde__m256i r = simde_mm256_or_si256(simde_mm256_srlv_epi64(a, count), fill);
+    simde__m256i in_range = simde_mm256_cmpeq_epi64(simde_mm256_and_si256(count, simde_mm256_set1_epi64x(-64)), simde_mm256_setzero_si256());
+    return simde_mm256_blendv_epi8(sign, r, in_range);
+}
+
+#ifndef _mm512_srav_epi64
+static inline simde__m512i misaal_mm512_srav_epi64(simde__m512i a, simde__m512i count) {
+    return misaal_join256(misaal_srav64_256(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(count)), misaal_srav64_256(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(count, 1)));
+}
+#define _mm512_srav_epi64(a, count) misaal_mm512_srav_epi64(a, count)
+#endif
+
+#ifndef _mm256_srav_epi64
+#define _mm256_srav_epi64(a, count) misaal_srav64_256(a, count)
+#endif
+
 /* Per-lane arithmetic shift of 32-bit lanes; a count over 31 (unsigned)
  * leaves the sign, as AVX2's vpsravd does. */
 #ifndef _mm512_srav_epi32

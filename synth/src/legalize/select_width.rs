@@ -30,6 +30,10 @@ pub const PREFIX: &str = "synth.select-width-";
 
 const COMPARES: [&str; 6] = ["lt", "le", "gt", "ge", "eq", "ne"];
 
+/// The widths of the comparison and of the select: 64 bits too (a random
+/// pipeline chose i64 lanes on an i8 comparison).
+const WIDTHS: [i128; 4] = [8, 16, 32, 64];
+
 /// The candidates for `select<s, e>(c<sc, w>(a, b), x, y)`, cheapest shape first.
 fn candidates(c: &str, sc: i128, w: i128, s: i128, e: i128) -> Vec<Tm> {
     let sel = |cond: Tm| Tm::op("select", s, e, vec![], vec![cond, Tm::X(2), Tm::X(3)]);
@@ -67,8 +71,8 @@ pub fn selects(halide: &SpecLibrary) -> Vec<Split> {
     let mut out = Vec::new();
     for c in COMPARES.iter().filter(|c| halide.generic(c).is_some()) {
         for sc in [0i128, 1] {
-            for w in [8i128, 16, 32] {
-                for e in [8i128, 16, 32].into_iter().filter(|&e| e != w) {
+            for w in WIDTHS {
+                for e in WIDTHS.into_iter().filter(|&e| e != w) {
                     for s in [0i128, 1] {
                         let lhs = Tm::op("select", s, e, vec![], vec![Tm::op(c, sc, w, vec![], vec![Tm::X(0), Tm::X(1)]), Tm::X(2), Tm::X(3)]);
                         let Some(rhs) = candidates(c, sc, w, s, e).into_iter().find(|r| agrees(halide, w, e, &lhs, r)) else { continue };
@@ -103,11 +107,13 @@ mod tests {
     fn every_compare_and_width_pair_has_a_template() {
         let (halide, _) = crate::legalize::test_libraries();
         let all = selects(&halide);
-        // 6 compares, 2 compare signs, 6 width pairs, 2 select signs.
-        assert_eq!(all.len(), 6 * 2 * 6 * 2, "{:?}", all.iter().map(|s| &s.name).collect::<Vec<_>>());
+        // 6 compares, 2 compare signs, 12 width pairs, 2 select signs.
+        assert_eq!(all.len(), 6 * 2 * 12 * 2, "{:?}", all.iter().map(|s| &s.name).collect::<Vec<_>>());
         let rhs = |name: &str| all.iter().find(|s| s.name == name).map(|s| s.rhs.clone()).unwrap_or_default();
         // Widening: the comparison moves to the select's width.
         assert_eq!(rhs("synth.select-width-lt-u16-u32"), "(select (t 0 32 ?n) (lt (t 1 32 ?n) (cast (t 0 16 ?n) 1 32 ?x0) (cast (t 0 16 ?n) 1 32 ?x1)) ?x2 ?x3)");
+        // 64 bits: an i8 comparison choosing i64 lanes, compared at 64 bits.
+        assert_eq!(rhs("synth.select-width-eq-i8-i64"), "(select (t 1 64 ?n) (eq (t 1 64 ?n) (cast (t 1 8 ?n) 1 64 ?x0) (cast (t 1 8 ?n) 1 64 ?x1)) ?x2 ?x3)");
         // Narrowing: the mask is made at the comparison's width and narrowed.
         assert_eq!(
             rhs("synth.select-width-eq-i32-i8"),
