@@ -40,9 +40,13 @@ pub const FAMILIES: [(&str, i128, i128, &[i128]); 3] = [("x3", 4, 3, &[3, 6, 12,
 /// The lane widths padded: 64-bit lanes too, where a random pipeline's
 /// values enter and leave them (an i8x12 saturated to i64x12 and back) and
 /// where they are shifted or selected at 7 or 24 lanes (6 of the 12
-/// pipelines of seed 4242 that still fell back). A padded side stays
-/// within 2,048 bits, so 64-bit lanes stop at 28.
+/// pipelines of seed 4242 that still fell back).
 const WIDTHS: [i128; 4] = [8, 16, 32, 64];
+
+/// The widest padded side: the widest value a split halves (two halves of
+/// 2,048 bits), so that 48 lanes of 64 bits (3,072 bits) pad to 64 and
+/// split down to registers, as 48 lanes of 32 bits did.
+const PADDED_BITS: i128 = 4096;
 
 /// The power-of-two lane counts doubled (`x2`): where a vector side of the
 /// op is narrower than 128 bits, the narrowest register of x86 (an xmm)
@@ -140,7 +144,7 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
             // A cast to the same width (a change of sign) is padded too:
             // unlike a split, no other rule reaches it at these lane counts.
             let mut conds = vec![format!("(= ?m (/ (* ?n {num}) {den}))"), "(= ?p (- ?m ?n))".to_string()];
-            conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
+            conds.extend(widths.iter().map(|w| format!("(<= {w} {PADDED_BITS})")));
             let why = ["padded to the next power of two with its own first lanes", "the op of padded operands is the padded op"];
             pair(family, &wide, padded(out_sign, out_e, "?n", &narrow, false), conds, free_at(lanes), why);
         }
@@ -151,7 +155,7 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
             let suffix = if k == 0 { String::new() } else { format!(".{k}") };
             let mut conds = vec!["(= ?m (* 2 ?n))".to_string(), format!("(< {side} {DOUBLING_BITS})")];
             conds.extend(sides[..k].iter().map(|w| format!("(>= {w} {DOUBLING_BITS})")));
-            conds.extend(widths.iter().map(|w| format!("(<= {w} 2048)")));
+            conds.extend(widths.iter().map(|w| format!("(<= {w} {PADDED_BITS})")));
             let why = ["narrower than a register, so doubled, each operand repeated", "the op of repeated operands is the op repeated"];
             pair(&format!("x2{suffix}"), &doubled, format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"), conds, free_at(&DOUBLING_LANES), why);
         }
@@ -218,8 +222,8 @@ mod tests {
         assert_eq!(widths("synth.pad-cast.x3", "bw2"), vec![8, 16, 32, 64]);
         assert_eq!(widths("synth.dup-saturating_cast.x7", "bw"), vec![8, 16, 32, 64]);
         assert_eq!(widths("synth.pad-shr.x7", "bw"), vec![8, 16, 32, 64]);
-        // 24 lanes of 64 bits pad to 2,048; 48 would pass it.
+        // 48 lanes of 64 bits pad to 4,096, which the splits halve.
         let shr = p.iter().find(|s| s.name == "synth.pad-shr.x3").expect("shr is lane-local");
-        assert!(shr.conds.iter().any(|c| c.ends_with(" 2048)")), "{:?}", shr.conds);
+        assert!(shr.conds.contains(&"(<= (* ?m ?bw) 4096)".to_string()), "{:?}", shr.conds);
     }
 }
