@@ -12,9 +12,13 @@
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the
-/// environment still overrides them).
+/// environment still overrides them). `thp:never`: where the kernel backs
+/// every anonymous mapping with 2 MB pages (transparent huge pages
+/// `always`, the default of some distributions), a compile's peak RSS
+/// grew by 6-8 MB (conv_nn 76 -> 84 MB, dilate3x3 36 -> 44 MB; issue 27's
+/// "on every machine"); jemalloc then asks for small pages on its own.
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static MALLOC_CONF: &[u8; 45] = b"narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0\0";
+pub static MALLOC_CONF: &[u8; 55] = b"narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0,thp:never\0";
 
 use bench::BenchArgs;
 use clap::{Args, Parser, Subcommand};
