@@ -380,6 +380,7 @@ int main(void) {
         r128 = _mm256_cvtepi16_epi8(y); out(&r128, 16);
         r128 = _mm256_cvtusepi16_epi8(y); out(&r128, 16);
         r256 = _mm256_broadcast_i32x4(_mm256_castsi256_si128(y)); out(&r256, 32);
+        r256 = _mm256_broadcast_i64x2(_mm256_extracti128_si256(y, 1)); out(&r256, 32);
         r128 = _mm_srav_epi16(_mm256_castsi256_si128(y), _mm256_castsi256_si128(_mm256_and_si256(y, _mm256_set1_epi16(31)))); out(&r128, 16);
         r128 = _mm_srav_epi16(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1)); out(&r128, 16);
         __m256i y2; fill(&y2, 32);

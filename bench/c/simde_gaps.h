@@ -327,4 +327,10 @@ static inline simde__m128i misaal_narrow64_32(simde__m256i a, int kind) {
 #define _mm256_broadcast_i32x4(a) simde_mm256_broadcastsi128_si256(a)
 #endif
 
+/* The same 128 bits in both halves, read as two 64-bit lanes (AVX512DQ/VL);
+ * a random pipeline's broadcast of an i64x2 to i64x4. */
+#ifndef _mm256_broadcast_i64x2
+#define _mm256_broadcast_i64x2(a) simde_mm256_broadcastsi128_si256(a)
+#endif
+
 #endif
