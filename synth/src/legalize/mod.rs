@@ -81,6 +81,10 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     out
 }
 
+/// The widest half a split rule makes (so the widest value it halves is
+/// twice this); the pads stop at the value the splits halve.
+pub(crate) const SPLIT_HALF_BITS: i128 = 2048;
+
 /// The widest x86 register (AVX-512's zmm): how wide the Halide-level
 /// identities (commutations, expansions) are instantiated. They hold at
 /// every width, and capped at 256 bits a 512-bit value had none of them,
@@ -351,7 +355,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
         let out_sign = if *out_e == "1" { "0" } else { "?sign" };
         let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true), half(false));
         let free = lop.free(vec![2, 4, 8, 16, 32, 64, 128]);
-        let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), "(<= (* ?n ?bw) 2048)".to_string()];
+        let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), format!("(<= (* ?n ?bw) {SPLIT_HALF_BITS})")];
         if lop.e2 {
             // A cast to its own width is its operand's bits; a saturating
             // one (i32 -> u32) is not, and wider than a register it splits.
@@ -359,7 +363,7 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
                 conds.push("(!= ?bw ?bw2)".into());
             }
             conds.push("(>= (* ?n ?bw2) 128)".into());
-            conds.push("(<= (* ?n ?bw2) 2048)".into());
+            conds.push(format!("(<= (* ?n ?bw2) {SPLIT_HALF_BITS})"));
         }
         if lop.e2 && op != "saturating_cast" {
             // Selection reads a cast to its own width through, but only up

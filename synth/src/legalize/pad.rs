@@ -37,16 +37,10 @@ use misaal_isa::SpecLibrary;
 /// left out.
 pub const FAMILIES: [(&str, i128, i128, &[i128]); 3] = [("x3", 4, 3, &[3, 6, 12, 24, 48]), ("x5", 8, 5, &[5, 10, 20]), ("x7", 8, 7, &[7, 14, 28])];
 
-/// The lane widths padded: 64-bit lanes too, where a random pipeline's
-/// values enter and leave them (an i8x12 saturated to i64x12 and back) and
-/// where they are shifted or selected at 7 or 24 lanes (6 of the 12
-/// pipelines of seed 4242 that still fell back).
-const WIDTHS: [i128; 4] = [8, 16, 32, 64];
-
-/// The widest padded side: the widest value a split halves (two halves of
-/// 2,048 bits), so that 48 lanes of 64 bits (3,072 bits) pad to 64 and
-/// split down to registers, as 48 lanes of 32 bits did.
-const PADDED_BITS: i128 = 4096;
+/// The widest padded side: the widest value a split halves, so that 48
+/// lanes of 64 bits (3,072 bits) pad to 64 and split down to registers, as
+/// 48 lanes of 32 bits did.
+const PADDED_BITS: i128 = 2 * super::SPLIT_HALF_BITS;
 
 /// The power-of-two lane counts doubled (`x2`): where a vector side of the
 /// op is narrower than 128 bits, the narrowest register of x86 (an xmm)
@@ -116,16 +110,11 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
         }
         let widths: Vec<String> = sides.iter().map(|w| at(w, "?m")).collect();
         let provenance = format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand");
-        // Lanes of 8 to 64 bits.
-        let free_at = |lanes: &[i128]| {
-            let mut free = lop.free(lanes.to_vec());
-            for (v, d) in free.iter_mut() {
-                if v == "bw" || v == "bw2" {
-                    *d = WIDTHS.to_vec();
-                }
-            }
-            free
-        };
+        // Lanes of 8 to 64 bits (`LaneOp::free`'s widths): 64-bit lanes too,
+        // where a random pipeline's values enter and leave them (an i8x12
+        // saturated to i64x12 and back) and where they are shifted or
+        // selected at 7 or 24 lanes.
+        let free_at = |lanes: &[i128]| lop.free(lanes.to_vec());
         // A pad (`op<n>` is the low lanes of `op<m>` of padded operands)
         // and its dup (`op<m>` of padded operands is `op<n>` padded).
         let mut pair = |family: &str, wide: &str, dup_rhs: String, conds: Vec<String>, free: Vec<(String, Vec<i128>)>, why: [&str; 2]| {
