@@ -16,6 +16,12 @@ static inline simde__m512i misaal_join256(simde__m256i lo, simde__m256i hi) {
     return simde_mm512_inserti64x4(simde_mm512_castsi256_si512(lo), hi, 1);
 }
 
+/* A two-operand 512-bit op as the 256-bit op F on the low halves and on the
+ * high halves of both operands. */
+#define MISAAL_BY_HALVES2(f, a, b) \
+    misaal_join256(f(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(b)), \
+                   f(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(b, 1)))
+
 #ifndef _mm512_cvtepu8_epi16
 static inline simde__m512i misaal_mm512_cvtepu8_epi16(simde__m256i a) {
     return misaal_join256(simde_mm256_cvtepu8_epi16(simde_mm256_castsi256_si128(a)), simde_mm256_cvtepu8_epi16(simde_mm256_extracti128_si256(a, 1)));
@@ -65,8 +71,7 @@ static inline simde__m256i misaal_mm512_cvtusepi16_epi8(simde__m512i a) {
 
 #ifndef _mm512_mulhi_epu16
 static inline simde__m512i misaal_mm512_mulhi_epu16(simde__m512i a, simde__m512i b) {
-    return misaal_join256(simde_mm256_mulhi_epu16(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(b)),
-                          simde_mm256_mulhi_epu16(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(b, 1)));
+    return MISAAL_BY_HALVES2(simde_mm256_mulhi_epu16, a, b);
 }
 #define _mm512_mulhi_epu16(a, b) misaal_mm512_mulhi_epu16(a, b)
 #endif
@@ -124,7 +129,7 @@ static inline simde__m256i misaal_srav64_256(simde__m256i a, simde__m256i count)
 
 #ifndef _mm512_srav_epi64
 static inline simde__m512i misaal_mm512_srav_epi64(simde__m512i a, simde__m512i count) {
-    return misaal_join256(misaal_srav64_256(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(count)), misaal_srav64_256(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(count, 1)));
+    return MISAAL_BY_HALVES2(misaal_srav64_256, a, count);
 }
 #define _mm512_srav_epi64(a, count) misaal_mm512_srav_epi64(a, count)
 #endif
@@ -137,7 +142,7 @@ static inline simde__m512i misaal_mm512_srav_epi64(simde__m512i a, simde__m512i 
  * leaves the sign, as AVX2's vpsravd does. */
 #ifndef _mm512_srav_epi32
 static inline simde__m512i misaal_mm512_srav_epi32(simde__m512i a, simde__m512i count) {
-    return misaal_join256(simde_mm256_srav_epi32(simde_mm512_castsi512_si256(a), simde_mm512_castsi512_si256(count)), simde_mm256_srav_epi32(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(count, 1)));
+    return MISAAL_BY_HALVES2(simde_mm256_srav_epi32, a, count);
 }
 #define _mm512_srav_epi32(a, count) misaal_mm512_srav_epi32(a, count)
 #endif
