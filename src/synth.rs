@@ -69,6 +69,11 @@ pub struct SynthArgs {
     /// AVX-512 spec (the pipeline tests use it).
     #[arg(long, value_name = "FEATURES")]
     pub cpu_features: Option<String>,
+    /// abstract: leave out the legalization templates (splits, pads,
+    /// expansions; tens of thousands of proved instances), for small runs
+    /// that test the other phases. The bundled rule files have them.
+    #[arg(long)]
+    pub no_legalize: bool,
     /// Folder for the CSV reports.
     #[arg(long, default_value = "reports")]
     pub out_dir: PathBuf,
@@ -92,6 +97,7 @@ pub fn run(args: SynthArgs) -> Result<ExitCode, String> {
         rules_out: args.rules_out,
         include_unverified: args.include_unverified,
         cpu_features: args.cpu_features,
+        no_legalize: args.no_legalize,
         out_dir: args.out_dir,
         verdict_cache: crate::VERDICT_CACHE.into(),
         load_specs: Box::new(move |include_unverified| load_verified(&spec, include_unverified)),

@@ -81,7 +81,7 @@ pub fn run(concrete: &[Concrete], x86: &SpecLibrary, halide: &SpecLibrary, cfg: 
 }
 
 /// [`run`] for any target's concrete rules and specs (`x86` is the
-/// target's library). The split rules of `legalize` are x86's.
+/// target's library), with `legalize`'s split rules for that target.
 #[allow(clippy::too_many_arguments)]
 pub fn run_for(
     target: &'static SynthTarget,
@@ -139,12 +139,12 @@ pub fn run_for(
             }
         }
     }
-    if with_legalize && target.names() == crate::target::NameStyle::X86 {
+    if with_legalize {
         // The left sides the instruction rules above lower: an expansion
         // of one of those is the first to go when expansions loop.
         let lowered: HashSet<Ground> =
             jobs.iter().zip(&verdicts).filter(|(_, v)| **v == Verdict::Proved).filter_map(|((k, e), _)| super::loops::sides(&rules[*k], e)).filter(|(_, r)| r.has_instr()).map(|(l, _)| l).collect();
-        body.push_str(&legalize(halide, &libs, cfg, cache, lowered, &mut out)?);
+        body.push_str(&legalize(target, halide, &libs, cfg, cache, lowered, &mut out)?);
     }
     out.text = format!("{header}{}\n(ruleset {})\n\n{body}", counts_line(target, &out), target.name());
     let t = std::time::Instant::now();
@@ -188,34 +188,44 @@ fn best_cover(points: &[Vec<i128>], arity: usize, universe: &dyn Fn(&[i128]) -> 
 }
 
 fn counts_line(target: &SynthTarget, o: &Outcome) -> String {
-    if target.names() != crate::target::NameStyle::X86 {
-        return format!(
-            "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown).",
-            o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown
-        );
-    }
+    // MISAAL's own figure is for x86.
+    let misaal = if target.names() == crate::target::NameStyle::X86 { "; MISAAL: 5,806 concrete x86 rules into 329 abstract" } else { "" };
     format!(
-        "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown); MISAAL: 5,806 concrete x86 rules into 329 abstract.\n\
+        "; Counts: {} concrete rules in, {} templates, {} abstract rules out ({} proved instances of {} tried: {} refuted, {} unknown){misaal}.\n\
          ; Legalize: {} split rules ({} proved instances of {} tried; {} proved Halide-level instances left out as rewrite loops).",
         o.concrete, o.templates, o.rules, o.instances, o.candidates, o.refuted, o.unknown, o.split_rules, o.split_instances, o.split_tried, o.loop_dropped.len()
     )
 }
 
 /// The split rules of lane-local Halide ops (`crate::legalize`), each
-/// written with exactly its proved instances.
-fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &Mutex<VerdictCache>, mut lowered: HashSet<Ground>, out: &mut Outcome) -> Result<String, String> {
+/// written with exactly its proved instances: splits to the target's
+/// registers, pads and Halide-level expansions, and on x86 the templates
+/// searched over its instructions too.
+#[allow(clippy::too_many_arguments)]
+fn legalize(
+    target: &SynthTarget,
+    halide: &SpecLibrary,
+    libs: &Libraries,
+    cfg: &AuditConfig,
+    cache: &Mutex<VerdictCache>,
+    mut lowered: HashSet<Ground>,
+    out: &mut Outcome,
+) -> Result<String, String> {
     let t = std::time::Instant::now();
-    let splits = crate::legalize::splits_for(halide, libs.target);
+    let splits = match target.names() {
+        crate::target::NameStyle::X86 => crate::legalize::splits_for(halide, libs.target),
+        _ => crate::legalize::splits(halide, crate::legalize::Registers::of(target.isa)),
+    };
+    let ruleset = target.name();
     out.times.split_search = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let mut rules = Vec::new();
     for s in &splits {
-        let text = s.text(&s.name, &s.free);
+        let text = s.text(ruleset, &s.name, &s.free);
         let mut r = misaal_rulesets::parse_rules("legalize", &text).map_err(|d| format!("{}: {d}", s.name))?;
         rules.push(r.pop().ok_or("no rule")?);
     }
-    let widths = misaal_rulesets::X86_VECTOR_WIDTHS.as_slice();
-    let jobs = super::fallback::jobs(&splits, &rules, widths, &lowered);
+    let jobs = super::fallback::jobs(&splits, &rules, target.vector_widths(), &lowered);
     let verdicts: Vec<Verdict> = jobs.par_iter().with_max_len(1).map(|(k, env)| verdict(libs, &rules[*k], env, cfg, cache)).collect();
     out.split_tried = jobs.len();
     out.times.split_proofs = t.elapsed().as_secs_f64();
@@ -254,7 +264,7 @@ fn legalize(halide: &SpecLibrary, libs: &Libraries, cfg: &AuditConfig, cache: &M
             let name = if boxes.len() == 1 { s.name.clone() } else { format!("{}.{}", s.name, b + 1) };
             body.push_str(&format!("; {name}: {}; template proved at {} instance(s)\n", s.provenance, points.len()));
             let domains: Vec<(String, Vec<i128>)> = vars.iter().cloned().zip(bx.iter().cloned()).collect();
-            body.push_str(&s.text(&name, &domains));
+            body.push_str(&s.text(ruleset, &name, &domains));
             body.push('\n');
             out.split_rules += 1;
         }

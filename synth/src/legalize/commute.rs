@@ -45,8 +45,8 @@ pub fn commutations(halide: &SpecLibrary) -> Vec<Split> {
             name: format!("synth.commute-{op}"),
             lhs: format!("({op} (t ?sign ?bw ?n) ?a ?b)"),
             rhs: format!("({op} (t ?sign ?bw ?n) ?b ?a)"),
-            conds: super::register_conds("?bw"),
-            free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![8, 16, 32, 64]), ("n".into(), super::register_lanes(&[8, 16, 32, 64]))],
+            conds: super::Registers::x86().conds("?bw"),
+            free: vec![("sign".into(), vec![0, 1]), ("bw".into(), vec![8, 16, 32, 64]), ("n".into(), super::Registers::x86().lanes(&[8, 16, 32, 64]))],
             provenance: format!("phase legalize; commutation searched over the same-type ops: `{op}` gives the same result with its operands swapped on 32 random and edge inputs at three widths, both signs"),
         })
         .collect()

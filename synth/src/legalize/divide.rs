@@ -60,8 +60,8 @@ fn magnitudes(e: i128) -> Vec<i128> {
 }
 
 /// The lane counts of an E-bit register.
-fn lanes(e: i128) -> Vec<i128> {
-    super::register_lanes(&[e])
+fn lanes(e: i128, regs: super::Registers) -> Vec<i128> {
+    regs.lanes(&[e])
 }
 
 fn eval(halide: &SpecLibrary, op: &str, g: &[i128], args: &[&BitVec]) -> Option<BitVec> {
@@ -83,15 +83,15 @@ fn agrees(e: i128, sign: i128, want: &dyn Fn(i128, &BitVec, i128) -> Option<BitV
 }
 
 /// Every division template the searches find.
-pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
+pub fn divisions(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     // The bitwise ops first (one instruction at every width and sign), then
     // the plain wrapping ops, then the rest.
     let mut same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     same.sort_by_key(|op| !["xor", "and", "or"].contains(&op.as_str()));
-    let mut out = powers_of_two(halide);
-    out.extend(unsigned_32(halide));
+    let mut out = powers_of_two(halide, regs);
+    out.extend(unsigned_32(halide, regs));
     for e in [8i128, 16, 32, 64] {
-        let free = |cs: Vec<i128>| vec![("n".to_string(), lanes(e)), ("c".to_string(), cs)];
+        let free = |cs: Vec<i128>| vec![("n".to_string(), lanes(e, regs)), ("c".to_string(), cs)];
         let ty = |s: i128| format!("(t {s} {e} ?n)");
         let div_want = |n: i128, x: &BitVec, c: i128| eval(halide, "div", &[1, e, n], &[x, &splat(e, n, c)]);
         // Signed division by a positive constant, through the unsigned one.
@@ -198,7 +198,7 @@ pub fn divisions(halide: &SpecLibrary) -> Vec<Split> {
 /// half of x * (m - 2^32), halved without overflow by `halving_add`.
 /// Each is checked against Halide's `div` on random and edge inputs, and
 /// proved per instance by the verifier.
-fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
+fn unsigned_32(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let n = 8i128;
     let ops = ["div", "mul_shift_right", "halving_add"].map(|op| halide.instantiate(op, &[0, 32, n]).ok().map(|(_, s)| s));
     let (Some(div), Some(msr), Some(havg), Ok((_, shr))) = (&ops[0], &ops[1], &ops[2], halide.instantiate("shr", &[0, 32, n, 0])) else { return Vec::new() };
@@ -238,7 +238,7 @@ fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
             lhs: format!("(div {t} ?x0 (broadcast {t} {c}))"),
             rhs: if shift == 0 { inner } else { format!("(shr {t} 0 {inner} (broadcast {t} {shift}))") },
             conds: vec![],
-            free: vec![("n".to_string(), lanes(32))],
+            free: vec![("n".to_string(), lanes(32, regs))],
             provenance: format!(
                 "phase legalize; the multiply-high of the 16-bit division rules at 32 bits: u32 division by {c} is {} with m = ceil(2^{}/{c}) (the smallest s with m * c - 2^(32+s) <= 2^s; equal to Halide's div on random and edge inputs)",
                 if wide { format!("shr(halving_add(x, mul_shift_right(x, m - 2^32, 32)), {shift})") } else { format!("shr(mul_shift_right(x, m, 32), {shift})") },
@@ -253,7 +253,7 @@ fn unsigned_32(halide: &SpecLibrary) -> Vec<Split> {
 /// constant: `div(x, 2^k)` is `shr(x, j)` for the first j in 0..E that
 /// agrees on random and edge inputs (j = k: Halide's division floors, as
 /// an arithmetic shift does). One template per divisor, over the lanes.
-fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
+fn powers_of_two(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let mut out = Vec::new();
     for e in [8i128, 16, 32, 64] {
         for s in [0i128, 1] {
@@ -275,7 +275,7 @@ fn powers_of_two(halide: &SpecLibrary) -> Vec<Split> {
                     lhs: format!("(div {t} ?x0 (broadcast {t} {c}))"),
                     rhs: format!("(shr {t} 0 ?x0 (broadcast (t 0 {e} ?n) {j}))"),
                     conds: vec![],
-                    free: vec![("n".to_string(), lanes(e))],
+                    free: vec![("n".to_string(), lanes(e, regs))],
                     provenance: format!("phase legalize; searched over shr(x, j), j below the width: division of {letter}{e} by {c} is a shift right by {j} (equal on random and edge inputs at 4 and 8 lanes)"),
                 });
             }
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn signed_division_and_mod_are_found() {
         let (halide, _) = super::super::test_libraries();
-        let all = divisions(&halide);
+        let all = divisions(&halide, crate::legalize::Registers::x86());
         let rhs = |name: &str| all.iter().find(|s| s.name == name).map(|s| s.rhs.clone()).unwrap_or_else(|| panic!("{name}: {:#?}", all.iter().map(|s| &s.name).collect::<Vec<_>>()));
         // The flip: x ^ m divided unsigned, then ^ m.
         let d = rhs("synth.divide-div-i16.unsigned");

@@ -498,7 +498,7 @@ fn eval_tm(halide: &SpecLibrary, t: &Tm, p: Probe, xs: &[BitVec]) -> Option<Vec<
 /// same-type op. The smallest candidate equal to the op on random and
 /// edge inputs at every probe (both signs, both amount signs, two widths,
 /// three amounts) becomes a template over `?sign ?bw ?n ?s2 ?c`, c from 2.
-pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
+pub fn amount_expansions(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let uniform = uniform_ops(halide);
     let plain_shift: Vec<String> = uniform.iter().filter(|(op, s2)| *s2 && !op.starts_with("rounding_")).map(|(op, _)| op.clone()).collect();
     let same: Vec<String> = uniform.iter().filter(|(_, s2)| !*s2).map(|(op, _)| op.clone()).collect();
@@ -601,12 +601,12 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 name: format!("synth.expand-{op}.{}", ops.join("-")),
                 lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 (broadcast (t ?s2 ?bw ?n) ?c))"),
                 rhs: t.text(),
-                conds: [vec!["(< ?c ?bw)".to_string()], super::register_conds("?bw")].concat(),
+                conds: [vec!["(< ?c ?bw)".to_string()], regs.conds("?bw")].concat(),
                 free: vec![
                     ("sign".into(), vec![0, 1]),
                     // 64 bits for the widened 32-bit multiply-shifts' rounding.
                     ("bw".into(), vec![16, 32, 64]),
-                    ("n".into(), super::register_lanes(&[16, 32, 64])),
+                    ("n".into(), regs.lanes(&[16, 32, 64])),
                     ("s2".into(), vec![0, 1]),
                     ("c".into(), (2..64).collect()),
                 ],
@@ -750,7 +750,7 @@ pub fn narrowing_expansions(halide: &SpecLibrary) -> Vec<Split> {
 /// and each instance is proved. Where no 16-bit multiplier serves, the
 /// 17-bit one's sum is halved by `halving_add` and, as a second template,
 /// by `rounding_halving_add` with a multiplier one below (see the forms).
-pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
+pub fn division_expansions(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let mut out = Vec::new();
     let lanes = 128i128;
     let Ok((_, div)) = halide.instantiate("div", &[0, 16, lanes]) else { return out };
@@ -837,8 +837,8 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
                 name: if form == 2 { format!("synth.expand-div-u16-{c}.rounding") } else { format!("synth.expand-div-u16-{c}") },
                 lhs: format!("(div (t 0 16 ?n) ?x0 (broadcast (t 0 16 ?n) {c}))"),
                 rhs,
-                conds: super::register_conds("16"),
-                free: vec![("n".into(), super::register_lanes(&[16]))],
+                conds: regs.conds("16"),
+                free: vec![("n".into(), regs.lanes(&[16]))],
                 provenance: format!(
                     "phase legalize; expansion searched over shr(mul_shift_right(x, m, 16), s) and, where no 16-bit m fits, shr(halving_add(x, mul_shift_right(x, m, 16)), s - 1) and shr(rounding_halving_add(x, mul_shift_right(x, m, 16)), s - 1): u16 division by {c} is form {form} with m = {m}, s = {s} (the smallest s whose multiplier floors every u16 quotient, checked on all 65,536 values against Halide's div)"
                 ),
@@ -854,7 +854,7 @@ pub fn division_expansions(halide: &SpecLibrary) -> Vec<Split> {
 /// inputs at both signs, widths 16 and 32 and c = 2, 16, 256; the first
 /// that agrees everywhere becomes a template over c (powers of two from 2
 /// to 2^14), each instance proved.
-pub fn modulo_expansions(halide: &SpecLibrary) -> Vec<Split> {
+pub fn modulo_expansions(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     let ks: [(&str, i128); 3] = [("(- ?c 1)", -1), ("?c", 0), ("(+ ?c 1)", 1)];
     let probes: Vec<(i128, i128, i128, i128)> =
@@ -875,11 +875,11 @@ pub fn modulo_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     name: format!("synth.expand-mod-pow2.{v}"),
                     lhs: "(mod (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) ?c))".into(),
                     rhs: format!("({v} (t ?sign ?bw ?n) ?x0 (broadcast (t ?sign ?bw ?n) {kt}))"),
-                    conds: super::register_conds("?bw"),
+                    conds: regs.conds("?bw"),
                     free: vec![
                         ("sign".into(), vec![0, 1]),
                         ("bw".into(), vec![16, 32]),
-                        ("n".into(), super::register_lanes(&[16, 32])),
+                        ("n".into(), regs.lanes(&[16, 32])),
                         ("c".into(), (1..15).map(|k| 1i128 << k).collect()),
                     ],
                     provenance: format!("phase legalize; expansion searched over V(x, broadcast k), k among c - 1, c, c + 1: `mod` by a power of two c is `{v}` with {kt} (equal on random and edge inputs at both signs, widths 16 and 32, c = 2, 16, 256)"),
@@ -898,7 +898,7 @@ mod tests {
         let halide = misaal_isa::SpecLibrary::load_dir(&dir).expect("halide library");
         let ex = super::expansions(&halide);
         let texts: Vec<String> = ex.iter().map(|s| format!("{} => {}", s.lhs, s.rhs)).collect();
-        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide)).chain(super::narrowing_expansions(&halide)).chain(super::division_expansions(&halide)).chain(super::modulo_expansions(&halide)).collect();
+        let ex: Vec<_> = ex.into_iter().chain(super::amount_expansions(&halide, crate::legalize::Registers::x86())).chain(super::narrowing_expansions(&halide)).chain(super::division_expansions(&halide, crate::legalize::Registers::x86())).chain(super::modulo_expansions(&halide, crate::legalize::Registers::x86())).collect();
         for s in &ex {
             eprintln!("{}: {} => {} | {:?} {:?}", s.name, s.lhs, s.rhs, s.free, s.conds);
         }

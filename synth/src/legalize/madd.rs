@@ -474,7 +474,7 @@ mod tests {
         for s in &v {
             eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
             // Each parses as a rule (no free variables, no conditions).
-            misaal_rulesets::parse_rules("madd", &s.text(&s.name, &s.free)).expect("parses");
+            misaal_rulesets::parse_rules("madd", &s.text("x86", &s.name, &s.free)).expect("parses");
         }
         let rhs = |n: &str| v.iter().find(|s| s.name == n).map(|s| s.rhs.clone()).unwrap_or_default();
         assert_eq!(rhs("synth.madd-bcast"), "(x86 _mm256_madd_epi16 (x86 _mm256_cvtepu16_epi32 ?a) (broadcast (i 16 16) ?c))");
@@ -506,7 +506,7 @@ mod tests {
         let v = pair_products(&halide, &x86);
         for s in &v {
             eprintln!("{}: {} => {}", s.name, s.lhs, s.rhs);
-            misaal_rulesets::parse_rules("madd", &s.text(&s.name, &s.free)).expect("parses");
+            misaal_rulesets::parse_rules("madd", &s.text("x86", &s.name, &s.free)).expect("parses");
         }
         assert_eq!(v.len(), 1);
         assert!(v[0].rhs.starts_with("(concat (i 32 8) 8 (x86 _mm256_permute2x128_si256 (x86 _mm256_madd_epi16 (x86 _mm256_unpacklo_epi16 ?a ?b)"), "{}", v[0].rhs);

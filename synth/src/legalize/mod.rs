@@ -62,7 +62,7 @@ pub mod select_width;
 /// `.avx512`, and the compiler's feature gate and costs choose per target.
 pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
     let avx2 = x86.subset(|i| i.features.iter().all(|f| !beyond_avx2(f)));
-    let mut out = splits(halide);
+    let mut out = splits(halide, Registers::of(&misaal_rulesets::X86));
     out.extend(searched(halide, &avx2));
     if avx2.len() == x86.len() {
         // Nothing beyond AVX2 (`misaal synth --cpu-features avx2,...`).
@@ -85,26 +85,24 @@ pub fn splits_for(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
 /// twice this); the pads stop at the value the splits halve.
 pub(crate) const SPLIT_HALF_BITS: i128 = 2048;
 
-/// The widest x86 register (AVX-512's zmm): how wide the Halide-level
-/// identities (commutations, expansions) are instantiated. They hold at
-/// every width, and capped at 256 bits a 512-bit value had none of them,
-/// so selection split it into ymm halves to reach a rule
-/// (`rounding_shift_right` by a constant is `avg` of a shift only through
-/// its expansion).
-pub(crate) fn widest_bits() -> i128 {
-    misaal_rulesets::X86.vector_widths.iter().copied().max().unwrap_or(256)
-}
+impl Registers {
+    /// x86's, for the templates searched over x86 instructions.
+    pub(crate) fn x86() -> Self {
+        Registers::of(&misaal_rulesets::X86)
+    }
 
-/// The `(>= (* ?n W) 128)` and `(<= (* ?n W) widest)` conditions of a
-/// Halide-level identity over lanes of width `w` (`?bw` or a number).
-pub(crate) fn register_conds(w: &str) -> Vec<String> {
-    vec![format!("(>= (* ?n {w}) 128)"), format!("(<= (* ?n {w}) {})", widest_bits())]
-}
+    /// The `(>= (* ?n W) narrowest)` and `(<= (* ?n W) widest)` conditions
+    /// of a Halide-level identity over lanes of width `w` (`?bw` or a
+    /// number): in every register (NEON's D too).
+    pub(crate) fn conds(&self, w: &str) -> Vec<String> {
+        vec![format!("(>= (* ?n {w}) {})", self.narrowest), format!("(<= (* ?n {w}) {})", self.widest)]
+    }
 
-/// The lane counts n, powers of two, that put some lane width of `bws`
-/// in a register: 128 <= n * bw <= [`widest_bits`].
-pub(crate) fn register_lanes(bws: &[i128]) -> Vec<i128> {
-    (1..=9).map(|k| 1i128 << k).filter(|n| bws.iter().any(|bw| (128..=widest_bits()).contains(&(n * bw)))).collect()
+    /// The lane counts n, powers of two, that put some lane width of `bws`
+    /// in a register: narrowest <= n * bw <= widest.
+    pub(crate) fn lanes(&self, bws: &[i128]) -> Vec<i128> {
+        (1..=9).map(|k| 1i128 << k).filter(|n| bws.iter().any(|bw| (self.narrowest..=self.widest).contains(&(n * bw)))).collect()
+    }
 }
 
 /// The letter a type name gives a sign (`S` = 1 signed): `i8`, `u16`.
@@ -335,17 +333,77 @@ pub(crate) fn lane_ops(halide: &SpecLibrary) -> Vec<LaneOp> {
     out
 }
 
-/// Split templates for every lane-local Halide op.
-pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
+/// What the lane-fact templates read of a target's registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registers {
+    /// The narrowest register a split's halves and a doubled vector fill:
+    /// x86's xmm and NEON's Q, 128 bits; HVX's one vector, 1,024.
+    pub fill: i128,
+    /// The narrowest vector register (NEON's D, 64 bits): a widening or
+    /// narrowing op splits while its wide halves fill a register and its
+    /// narrow ones are at least this (a u8x16 to u16x16 cast into two
+    /// `vmovl` of D halves). Equal to `fill` on x86 and HVX.
+    pub narrowest: i128,
+    /// Also split into even and odd lanes, joined by `interleave`: HVX's
+    /// widening instructions give a pair's lanes in that order.
+    pub parity: bool,
+    /// The widest register (x86's zmm, 512 bits): how wide the Halide-level
+    /// identities (commutations, expansions) are instantiated. They hold at
+    /// every width, and capped at 256 bits a 512-bit value had none of them,
+    /// so selection split it into ymm halves to reach a rule
+    /// (`rounding_shift_right` by a constant is `avg` of a shift only
+    /// through its expansion).
+    pub widest: i128,
+}
+
+impl Registers {
+    pub fn of(isa: &misaal_rulesets::TargetIsa) -> Self {
+        let narrowest = isa.vector_widths.iter().copied().min().unwrap_or(128);
+        let widest = isa.vector_widths.iter().copied().max().unwrap_or(128);
+        Registers { fill: narrowest.max(128), narrowest, parity: isa.pair_bits > 0, widest }
+    }
+}
+
+/// The templates of a target with registers `regs`, none naming an
+/// instruction: splits of every lane-local op down to registers and pads
+/// of lane counts no register holds (from lane facts), the Halide-level
+/// expansions and fallbacks (searched over Halide's semantics), and the
+/// slice-of-concat identities.
+pub fn splits(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
+    let mut out = split_templates(halide, regs);
+    out.extend(pad::pads(halide, regs.fill));
+    // Mixed-width ops rewritten to same-type ops over casts (searched).
+    out.extend(expand::expansions(halide));
+    out.extend(expand::amount_expansions(halide, regs));
+    out.extend(expand::narrowing_expansions(halide));
+    out.extend(expand::division_expansions(halide, regs));
+    out.extend(expand::modulo_expansions(halide, regs));
+    out.extend(widen::widenings(halide, regs));
+    out.extend(divide::divisions(halide, regs));
+    out.extend(select_width::selects(halide, regs));
+    out.extend(slice_concat());
+    // A template with no instance at these registers (a widening whose
+    // wide type fills none of them) is not written.
+    out.retain(|s| s.free.iter().all(|(_, d)| !d.is_empty()));
+    out
+}
+
+/// Split templates for every lane-local Halide op, down to `regs`'
+/// registers: into low and high halves joined by `concat`, and where the
+/// target wants them, even and odd lanes joined by `interleave`.
+fn split_templates(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
     let mut out = Vec::new();
     for lop in lane_ops(halide) {
         let LaneOp { op, operands, out_e, .. } = &lop;
-        let half = |lo: bool| {
+        // The halves: by blocks (`lo` of `(slice .. 0 1)`, `(slice .. n 1)`)
+        // or by parity (`(slice .. 0 2)`, `(slice .. 1 2)`).
+        let half = |first: bool, parity: bool| {
             let args: Vec<String> = operands
                 .iter()
                 .map(|(v, w)| match w {
                     None => v.clone(),
-                    Some((e, l)) => format!("(slice (t ?sign {e} {l}) (* 2 {l}) {} 1 {v})", if lo { "0".to_string() } else { l.to_string() }),
+                    Some((e, l)) if parity => format!("(slice (t ?sign {e} {l}) (* 2 {l}) {} 2 {v})", if first { 0 } else { 1 }),
+                    Some((e, l)) => format!("(slice (t ?sign {e} {l}) (* 2 {l}) {} 1 {v})", if first { "0".to_string() } else { l.to_string() }),
                 })
                 .collect();
             format!("({op} {} {})", lop.generics("?n"), args.join(" "))
@@ -353,57 +411,89 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
         let vars: Vec<String> = operands.iter().map(|(v, _)| v.clone()).collect();
         let lhs = format!("({op} {} {})", lop.generics("(* 2 ?n)"), vars.join(" "));
         let out_sign = if *out_e == "1" { "0" } else { "?sign" };
-        let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true), half(false));
+        let rhs = format!("(concat (t {out_sign} {out_e} ?n) ?n {} {})", half(true, false), half(false, false));
         let free = lop.free(vec![2, 4, 8, 16, 32, 64, 128]);
-        let mut conds = vec!["(>= (* ?n ?bw) 128)".to_string(), format!("(<= (* ?n ?bw) {SPLIT_HALF_BITS})")];
+        let low = regs.narrowest;
+        let mut conds = vec![format!("(>= (* ?n ?bw) {low})"), format!("(<= (* ?n ?bw) {SPLIT_HALF_BITS})")];
         if lop.e2 {
             // A cast to its own width is its operand's bits; a saturating
             // one (i32 -> u32) is not, and wider than a register it splits.
             if op != "saturating_cast" {
                 conds.push("(!= ?bw ?bw2)".into());
             }
-            conds.push("(>= (* ?n ?bw2) 128)".into());
+            conds.push(format!("(>= (* ?n ?bw2) {low})"));
             conds.push(format!("(<= (* ?n ?bw2) {SPLIT_HALF_BITS})"));
         }
-        if lop.e2 && op != "saturating_cast" {
-            // Selection reads a cast to its own width through, but only up
-            // to the widest value the splits meet (2048 bits): a 4096-bit
-            // i32x128 reinterpreted as u32 fell back to a lane loop. Wider
-            // than that it splits like any op.
-            let mut wide = conds.clone();
-            wide.retain(|c| c != "(!= ?bw ?bw2)");
-            wide.extend(["(= ?bw ?bw2)".to_string(), "(> (* ?n ?bw) 1024)".to_string()]);
-            out.push(Split {
-                op: op.to_string(),
-                name: format!("synth.split-{op}.same-width"),
-                lhs: lhs.clone(),
-                rhs: rhs.clone(),
-                conds: wide,
-                free: free.clone(),
-                provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand; to its own width, only past 2048 bits"),
-            });
+        // Where halves may be narrower than the filled register (NEON's D),
+        // one template per side that is the first to fill one, so that no
+        // instance is written twice; elsewhere every half fills one.
+        let mut sides: Vec<String> = vec![];
+        for w in operands.iter().filter_map(|(_, w)| w.map(|(e, l)| format!("(* {l} {e})"))).chain([format!("(* ?n {out_e})")]) {
+            if !w.ends_with(" 1)") && !sides.contains(&w) {
+                sides.push(w);
+            }
         }
-        out.push(Split {
-            op: op.to_string(),
-            name: format!("synth.split-{op}"),
-            lhs,
-            rhs,
-            conds,
-            free,
-            provenance: format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand"),
-        });
+        let variants: Vec<(String, Vec<String>)> = if low == regs.fill {
+            vec![(String::new(), vec![])]
+        } else {
+            (0..sides.len())
+                .map(|k| {
+                    let mut c: Vec<String> = sides.iter().filter(|w| !conds.contains(&format!("(>= {w} {low})"))).map(|w| format!("(>= {w} {low})")).collect();
+                    c.extend(sides[..k].iter().map(|w| format!("(< {w} {})", regs.fill)));
+                    c.push(format!("(>= {} {})", sides[k], regs.fill));
+                    (if k == 0 { String::new() } else { format!(".side{k}") }, c)
+                })
+                .collect()
+        };
+        let why = format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand");
+        let joins: Vec<(&str, String)> = if regs.parity {
+            let even_odd = format!("(interleave (t {out_sign} {out_e} ?n) {} {})", half(true, true), half(false, true));
+            vec![("split", rhs.clone()), ("parity", even_odd)]
+        } else {
+            vec![("split", rhs.clone())]
+        };
+        for (join, rhs) in &joins {
+            let how = if *join == "parity" { "; the even and odd lanes, interleaved back" } else { "" };
+            for (suffix, extra) in &variants {
+                let mut conds = conds.clone();
+                conds.extend(extra.iter().cloned());
+                if lop.e2 && op != "saturating_cast" {
+                    // Selection reads a cast to its own width through, but only up
+                    // to the widest value the splits meet (2048 bits): a 4096-bit
+                    // i32x128 reinterpreted as u32 fell back to a lane loop. Wider
+                    // than that it splits like any op.
+                    let mut wide = conds.clone();
+                    wide.retain(|c| c != "(!= ?bw ?bw2)");
+                    wide.extend(["(= ?bw ?bw2)".to_string(), "(> (* ?n ?bw) 1024)".to_string()]);
+                    out.push(Split {
+                        op: op.to_string(),
+                        name: format!("synth.{join}-{op}.same-width{suffix}"),
+                        lhs: lhs.clone(),
+                        rhs: rhs.clone(),
+                        conds: wide,
+                        free: free.clone(),
+                        provenance: format!("{why}{how}; to its own width, only past 2048 bits"),
+                    });
+                }
+                out.push(Split {
+                    op: op.to_string(),
+                    name: format!("synth.{join}-{op}{suffix}"),
+                    lhs: lhs.clone(),
+                    rhs: rhs.clone(),
+                    conds,
+                    free: free.clone(),
+                    provenance: format!("{why}{how}"),
+                });
+            }
+        }
     }
-    // Lane counts that are not powers of two, padded (from the same facts).
-    out.extend(pad::pads(halide));
-    // Mixed-width ops rewritten to same-type ops over casts (searched).
-    out.extend(expand::expansions(halide));
-    out.extend(expand::amount_expansions(halide));
-    out.extend(expand::narrowing_expansions(halide));
-    out.extend(expand::division_expansions(halide));
-    out.extend(expand::modulo_expansions(halide));
-    out.extend(widen::widenings(halide));
-    out.extend(divide::divisions(halide));
-    out.extend(select_width::selects(halide));
+    out
+}
+
+/// `slice(concat(a, b))` is `a` or `b`: the identities that cancel a
+/// split's halves against the concat of the op before it.
+fn slice_concat() -> Vec<Split> {
+    let mut out = Vec::new();
     for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
         out.push(Split {
             op: "slice".into(),
@@ -422,10 +512,11 @@ pub fn splits(halide: &SpecLibrary) -> Vec<Split> {
 }
 
 impl Split {
-    pub fn text(&self, name: &str, domains: &[(String, Vec<i128>)]) -> String {
+    /// The rule as text, in `ruleset` (the target's name), over `domains`.
+    pub fn text(&self, ruleset: &str, name: &str, domains: &[(String, Vec<i128>)]) -> String {
         let mut conds: Vec<String> = domains.iter().map(|(v, d)| format!("(in ?{v} {})", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "))).collect();
         conds.extend(self.conds.iter().cloned());
-        format!("(rewrite {} {} :when ({}) :name {name:?} :ruleset x86)", self.lhs, self.rhs, conds.join(" "))
+        format!("(rewrite {} {} :when ({}) :name {name:?} :ruleset {ruleset})", self.lhs, self.rhs, conds.join(" "))
     }
 }
 

@@ -503,7 +503,7 @@ pub fn double_width(halide: &SpecLibrary) -> Vec<Split> {
                         lhs: format!("({op} (t ?sign 32 ?n) ?a ?b (broadcast (t 0 32 ?n) {q}))"),
                         rhs: cand.text(q),
                         conds: vec![],
-                        free: vec![("sign".into(), vec![s]), ("n".into(), super::register_lanes(&[32]))],
+                        free: vec![("sign".into(), vec![s]), ("n".into(), super::Registers::x86().lanes(&[32]))],
                         provenance: format!(
                             "phase legalize; multiply-shift through the double-width product searched at the Halide level, C(S(V, q)) over V = widening_mul(a, b) or U(V, k), U a same-type op, k 2^(q-1) or 1, S a shift op, C a 64 -> 32 bit narrowing (see synth/src/mulshr.rs): `{op}` ({letter}32 by {q}) is `{}` (candidate {} of the smallest with other ops, equal on the edge and random inputs at 4 and 8 lanes)",
                             cand.ops().join(" "),

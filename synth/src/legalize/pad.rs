@@ -19,7 +19,7 @@
 //! A vector of a power-of-two lane count narrower than the narrowest
 //! register (x86's u8x8 in 64 bits, under the 128 of an xmm) is doubled
 //! instead, each operand repeated (`concat(a, a)`), until it fills one,
-//! as LLVM widens <8 x i8> to <16 x i8> ([`DOUBLING_LANES`]).
+//! as LLVM widens <8 x i8> to <16 x i8> ([`doubling_lanes`]).
 //!
 //! Which ops get the templates is decided by their lane facts, as for the
 //! split rules ([`super::lane_ops`]); each instance is proved by the caller.
@@ -42,14 +42,15 @@ pub const FAMILIES: [(&str, i128, i128, &[i128]); 3] = [("x3", 4, 3, &[3, 6, 12,
 /// 48 lanes of 32 bits did.
 const PADDED_BITS: i128 = 2 * super::SPLIT_HALF_BITS;
 
-/// The power-of-two lane counts doubled (`x2`): where a vector side of the
-/// op is narrower than 128 bits, the narrowest register of x86 (an xmm)
-/// and of NEON's Q registers, so that a chain of doublings reaches one.
-/// HVX's narrower values have their own pad rules (`hvx.pad-*`).
-pub const DOUBLING_LANES: [i128; 3] = [2, 4, 8];
-
-/// The narrowest register the doubling pads fill (bits).
-const DOUBLING_BITS: i128 = 128;
+/// The power-of-two lane counts doubled (`x2`) where a vector side of the
+/// op is narrower than `fill` bits, the narrowest register the target
+/// fills ([`super::Registers::fill`]: x86's xmm and NEON's Q, 128; HVX's vector,
+/// 1,024), so that a chain of doublings reaches one: every count whose
+/// byte lanes are narrower (2, 4 and 8 lanes at 128 bits; up to 64 at
+/// 1,024).
+pub fn doubling_lanes(fill: i128) -> Vec<i128> {
+    (1..=7).map(|k| 1i128 << k).filter(|n| n * 8 < fill).collect()
+}
 
 /// The sign variable of a part of element width `e`.
 fn sign_of(lop: &LaneOp, e: &str) -> &'static str {
@@ -83,8 +84,9 @@ fn padded(sign: &str, e: &str, lanes: &str, v: &str, doubled: bool) -> String {
     format!("(concat (t {sign} {e} {n}) {p} {v} (slice (t {sign} {e} {p}) {n} 0 1 {v}))")
 }
 
-/// The pad and dup templates of every lane-local Halide op.
-pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
+/// The pad and dup templates of every lane-local Halide op, doubling
+/// vectors narrower than `fill` bits.
+pub fn pads(halide: &SpecLibrary, fill: i128) -> Vec<Split> {
     let mut out = Vec::new();
     for lop in lane_ops(halide) {
         let op = &lop.op;
@@ -142,11 +144,11 @@ pub fn pads(halide: &SpecLibrary) -> Vec<Split> {
         // is written twice.
         for (k, side) in sides.iter().enumerate() {
             let suffix = if k == 0 { String::new() } else { format!(".{k}") };
-            let mut conds = vec!["(= ?m (* 2 ?n))".to_string(), format!("(< {side} {DOUBLING_BITS})")];
-            conds.extend(sides[..k].iter().map(|w| format!("(>= {w} {DOUBLING_BITS})")));
+            let mut conds = vec!["(= ?m (* 2 ?n))".to_string(), format!("(< {side} {fill})")];
+            conds.extend(sides[..k].iter().map(|w| format!("(>= {w} {fill})")));
             conds.extend(widths.iter().map(|w| format!("(<= {w} {PADDED_BITS})")));
             let why = ["narrower than a register, so doubled, each operand repeated", "the op of repeated operands is the op repeated"];
-            pair(&format!("x2{suffix}"), &doubled, format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"), conds, free_at(&DOUBLING_LANES), why);
+            pair(&format!("x2{suffix}"), &doubled, format!("(concat (t {out_sign} {out_e} ?n) ?n {narrow} {narrow})"), conds, free_at(&doubling_lanes(fill)), why);
         }
     }
     out
@@ -159,7 +161,7 @@ mod tests {
     #[test]
     fn add_pads_to_the_next_power_of_two() {
         let (halide, _) = super::super::test_libraries();
-        let p = pads(&halide);
+        let p = pads(&halide, 128);
         let add = p.iter().find(|s| s.name == "synth.pad-add.x3").expect("add is lane-local");
         assert_eq!(add.lhs, "(add (t ?sign ?bw ?n) ?x0 ?x1)");
         assert_eq!(
@@ -179,7 +181,7 @@ mod tests {
     #[test]
     fn a_cast_to_its_own_width_splits_only_past_2048_bits() {
         let (halide, _) = super::super::test_libraries();
-        let s = super::super::splits(&halide);
+        let s = super::super::splits(&halide, super::super::Registers::of(&misaal_rulesets::X86));
         let same = s.iter().find(|s| s.name == "synth.split-cast.same-width").expect("same-width cast split");
         assert!(same.conds.contains(&"(= ?bw ?bw2)".to_string()) && same.conds.contains(&"(> (* ?n ?bw) 1024)".to_string()), "{:?}", same.conds);
         let plain = s.iter().find(|s| s.name == "synth.split-cast").expect("cast split");
@@ -190,7 +192,7 @@ mod tests {
     #[test]
     fn a_vector_narrower_than_a_register_is_doubled() {
         let (halide, _) = super::super::test_libraries();
-        let p = pads(&halide);
+        let p = pads(&halide, 128);
         let add = p.iter().find(|s| s.name == "synth.pad-add.x2").expect("add is lane-local");
         assert_eq!(add.rhs, "(slice (t ?sign ?bw ?n) ?m 0 1 (add (t ?sign ?bw ?m) (concat (t ?sign ?bw ?n) ?n ?x0 ?x0) (concat (t ?sign ?bw ?n) ?n ?x1 ?x1)))");
         assert!(add.conds.contains(&"(< (* ?n ?bw) 128)".to_string()), "{:?}", add.conds);
@@ -204,9 +206,51 @@ mod tests {
     }
 
     #[test]
+    fn hvx_doubles_up_to_its_1024_bit_vector_and_splits_to_it() {
+        use super::super::{Registers, splits};
+        let (halide, _) = super::super::test_libraries();
+        assert_eq!(doubling_lanes(128), vec![2, 4, 8]);
+        assert_eq!(doubling_lanes(1024), vec![2, 4, 8, 16, 32, 64]);
+        let (x86, arm, hvx) = (Registers::of(&misaal_rulesets::X86), Registers::of(&misaal_rulesets::ARM), Registers::of(&misaal_rulesets::HVX));
+        assert_eq!((x86.fill, x86.narrowest, x86.parity), (128, 128, false));
+        assert_eq!((arm.fill, arm.narrowest, arm.parity), (128, 64, false));
+        assert_eq!((hvx.fill, hvx.narrowest, hvx.parity), (1024, 1024, true));
+        let s = splits(&halide, hvx);
+        let add = s.iter().find(|s| s.name == "synth.pad-add.x2").expect("add doubles");
+        assert!(add.conds.contains(&"(< (* ?n ?bw) 1024)".to_string()), "{:?}", add.conds);
+        assert_eq!(add.free.iter().find(|(v, _)| v == "n").unwrap().1, doubling_lanes(1024));
+        let split = s.iter().find(|s| s.name == "synth.split-add").expect("add splits");
+        assert!(split.conds.contains(&"(>= (* ?n ?bw) 1024)".to_string()), "{:?}", split.conds);
+        // HVX's pairs come in even and odd lanes: the parity split too.
+        let parity = s.iter().find(|s| s.name == "synth.parity-add").expect("add splits by parity");
+        assert!(parity.rhs.starts_with("(interleave (t ?sign ?bw ?n) (add (t ?sign ?bw ?n) (slice (t ?sign ?bw ?n) (* 2 ?n) 0 2 ?x0)"), "{}", parity.rhs);
+        assert_eq!(parity.conds, split.conds);
+        assert!(s.iter().any(|s| s.name == "synth.slice-concat-hi"));
+        assert!(s[0].text("hvx", "n", &s[0].free).ends_with(":ruleset hvx)"));
+        // x86 has no parity splits and no variants per side.
+        let x = splits(&halide, x86);
+        assert!(!x.iter().any(|s| s.name.starts_with("synth.parity-") || s.name == "synth.split-add.side1"));
+    }
+
+    #[test]
+    fn arm_splits_a_widening_cast_into_d_register_halves() {
+        let (halide, _) = super::super::test_libraries();
+        let s = super::super::splits(&halide, super::super::Registers::of(&misaal_rulesets::ARM));
+        // The operand's side fills a Q register, or, in the second
+        // template, only the result's does (u8x16 to u16x16: two D halves).
+        let first = s.iter().find(|s| s.name == "synth.split-cast").expect("cast splits");
+        assert!(first.conds.contains(&"(>= (* ?n ?bw) 128)".to_string()) && first.conds.contains(&"(>= (* ?n ?bw2) 64)".to_string()), "{:?}", first.conds);
+        let second = s.iter().find(|s| s.name == "synth.split-cast.side1").expect("the result side");
+        assert!(second.conds.contains(&"(< (* ?n ?bw) 128)".to_string()) && second.conds.contains(&"(>= (* ?n ?bw2) 128)".to_string()), "{:?}", second.conds);
+        assert!(second.conds.contains(&"(>= (* ?n ?bw) 64)".to_string()), "{:?}", second.conds);
+        // One side: one template.
+        assert!(s.iter().any(|s| s.name == "synth.split-add") && !s.iter().any(|s| s.name == "synth.split-add.side1"));
+    }
+
+    #[test]
     fn every_op_pads_64_bit_lanes() {
         let (halide, _) = super::super::test_libraries();
-        let p = pads(&halide);
+        let p = pads(&halide, 128);
         let widths = |name: &str, v: &str| p.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}")).free.iter().find(|(k, _)| k == v).unwrap().1.clone();
         assert_eq!(widths("synth.pad-cast.x3", "bw2"), vec![8, 16, 32, 64]);
         assert_eq!(widths("synth.dup-saturating_cast.x7", "bw"), vec![8, 16, 32, 64]);

@@ -66,8 +66,8 @@ fn agrees(halide: &SpecLibrary, w: i128, e: i128, lhs: &Tm, rhs: &Tm) -> bool {
 }
 
 /// Every template the search finds.
-pub fn selects(halide: &SpecLibrary) -> Vec<Split> {
-    let widest = super::widest_bits();
+pub fn selects(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
+    let widest = regs.widest;
     let mut out = Vec::new();
     for c in COMPARES.iter().filter(|c| halide.generic(c).is_some()) {
         for sc in [0i128, 1] {
@@ -106,7 +106,7 @@ mod tests {
     #[test]
     fn every_compare_and_width_pair_has_a_template() {
         let (halide, _) = crate::legalize::test_libraries();
-        let all = selects(&halide);
+        let all = selects(&halide, crate::legalize::Registers::x86());
         // 6 compares, 2 compare signs, 12 width pairs, 2 select signs.
         assert_eq!(all.len(), 6 * 2 * 12 * 2, "{:?}", all.iter().map(|s| &s.name).collect::<Vec<_>>());
         let rhs = |name: &str| all.iter().find(|s| s.name == name).map(|s| s.rhs.clone()).unwrap_or_default();

@@ -96,7 +96,7 @@ pub fn variable_shifts(halide: &SpecLibrary, x86: &SpecLibrary) -> Vec<Split> {
                     // Up to the widest register (zmm): capped at 256 bits a
                     // 512-bit shift by a vector had no instruction, and
                     // selection split every zmm value it reached in halves.
-                    for w in [128u32, 256, 512].into_iter().filter(|w| i128::from(*w) <= super::widest_bits()) {
+                    for w in [128u32, 256, 512].into_iter().filter(|w| i128::from(*w) <= super::Registers::x86().widest) {
                         let n = w / e;
                         let Ok((_, sem)) = halide.instantiate(op, &[s, e as i128, n as i128, s2]) else { continue };
                         let cs = cases(e, n, 32, 0x7368_6966 ^ (e * 7 + w) as u64);
@@ -358,8 +358,8 @@ pub fn amount_expansions(halide: &SpecLibrary) -> Vec<Split> {
                     name: format!("synth.varexpand-{op}.{}{}.{}", letter(s), letter(s2), ops.join("-")),
                     lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 ?x1)"),
                     rhs: tm.text(),
-                    conds: super::register_conds("?bw"),
-                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), super::register_lanes(&[32]))],
+                    conds: super::Registers::x86().conds("?bw"),
+                    free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![32]), ("n".into(), super::Registers::x86().lanes(&[32]))],
                     provenance: format!(
                         "phase legalize; expansion searched over U(p, q) and p, q themselves (U a same-type op; p, q x or one or two nested shifts of x that read their amount unsigned, by y, y - 1, -y or 1, rounding shifts by 1 only{}): `{op}` ({}32 by a per-lane {}32 amount) is `{}` (candidate {} of the smallest, each with another root; equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
                         if second { "; second round, where the first found none without the op itself: the rounding by 1 as rounding_halving_add(p, 0)" } else { "" },
@@ -426,8 +426,8 @@ pub fn sign_selects(halide: &SpecLibrary) -> Vec<Split> {
                 name: format!("synth.signselect-{op}.{}i.{}-{}", letter(s), pops.join("-"), qops.join("-")),
                 lhs: format!("({op} (t ?sign ?bw ?n) ?s2 ?x0 ?x1)"),
                 rhs: format!("(select (t ?sign ?bw ?n) (lt (t ?s2 ?bw ?n) ?x1 (broadcast (t ?s2 ?bw ?n) 0)) {} {})", p.text(), q.text()),
-                conds: super::register_conds("?bw"),
-                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![8, 16, 32]), ("n".into(), super::register_lanes(&[8, 16, 32]))],
+                conds: super::Registers::x86().conds("?bw"),
+                free: vec![("sign".into(), vec![s]), ("s2".into(), vec![s2]), ("bw".into(), vec![8, 16, 32]), ("n".into(), super::Registers::x86().lanes(&[8, 16, 32]))],
                 provenance: format!(
                     "phase legalize; shift by a signed per-lane amount searched over select(y < 0, p, q), p and q x shifted by y or -y with the amount read unsigned (the plain shifts first): `{op}` ({}32 by a per-lane i32 amount) is select(y < 0, {}, {}) (the first pair equal on 48 random and edge inputs at 4 lanes and 96 at 8 lanes)",
                     letter(s),

@@ -105,8 +105,8 @@ fn agrees_unary(halide: &SpecLibrary, op: &str, generics: &dyn Fn(i128) -> Vec<i
 
 /// Lane counts that put the wide type in a register and the narrow one in
 /// at least 128 bits.
-fn lanes(e: i128) -> Vec<i128> {
-    super::register_lanes(&[e]).into_iter().filter(|n| n * 2 * e <= super::widest_bits()).collect()
+fn lanes(e: i128, regs: super::Registers) -> Vec<i128> {
+    regs.lanes(&[e]).into_iter().filter(|n| n * 2 * e <= regs.widest).collect()
 }
 
 /// The operand a Halide program gives as a constant, if the op has one,
@@ -127,7 +127,7 @@ fn constant_operand(op: &str, has_s2: bool, arity: usize, sign: i128, e: i128) -
 }
 
 /// Every widening template the search finds.
-pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
+pub fn widenings(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let uniform = uniform_ops(halide);
     // Three-operand same-type ops at 2E, for shape A of a three-operand op.
     let ternary: Vec<String> = halide
@@ -172,7 +172,7 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
                             "phase legalize; searched over N(G(W(x0), W(x1), ..)) and N(H(G(W(x0), W(x1)), W(x2) or broadcast 1)) (G, H same-type ops at twice the width, W a sign or zero extension, N a wrapping or saturating cast back): `{op}` at {letter}{e} is `{}` (equal on random and edge inputs at 4 and 8 lanes); kept only where nothing lowers the op at its own width",
                             rhs.text()
                         );
-                        let free = vec![("n".to_string(), lanes(e))];
+                        let free = vec![("n".to_string(), lanes(e, regs))];
                         // The constant operand's template: its widening is the
                         // broadcast at the wide type.
                         if let Some((k, cs)) = constant_operand(op, has_s2, arity, s, e) {
@@ -200,18 +200,18 @@ pub fn widenings(halide: &SpecLibrary) -> Vec<Split> {
             }
         }
     }
-    out.extend(saturating_widenings(halide));
-    out.extend(stepped_widenings(halide));
+    out.extend(saturating_widenings(halide, regs));
+    out.extend(stepped_widenings(halide, regs));
     out
 }
 
 /// The lane counts of a widening from `e` to `e2` bits: a register of the
-/// wide type, and past it (to 2048 bits) where the operand is under 256
-/// bits, which the cast's split cannot halve into 128-bit operands (an
-/// u8x16 to u64x16: 1,024 bits from 128).
-fn widening_lanes(e: i128, e2: i128) -> Vec<i128> {
-    let mut ns = super::register_lanes(&[e2]);
-    ns.extend((1..=9).map(|k| 1i128 << k).filter(|n| n * e2 > super::widest_bits() && n * e2 <= 2048 && n * e < 256));
+/// wide type, and past it (to 2048 bits) where the operand is under two
+/// filled registers, which the cast's split cannot halve into operands that
+/// fill one (on x86, an u8x16 to u64x16: 1,024 bits from 128).
+fn widening_lanes(e: i128, e2: i128, regs: super::Registers) -> Vec<i128> {
+    let mut ns = regs.lanes(&[e2]);
+    ns.extend((1..=9).map(|k| 1i128 << k).filter(|n| n * e2 > regs.widest && n * e2 <= 2048 && n * e < 2 * regs.fill));
     ns
 }
 
@@ -219,7 +219,7 @@ fn widening_lanes(e: i128, e2: i128) -> Vec<i128> {
 /// units over whole registers) never meets: searched over two casts
 /// through every intermediate width and sign, the first equal on random
 /// and edge inputs kept (x86 then has a one-step rule for each).
-fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
+fn stepped_widenings(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let letter = super::sign_letter;
     let mut out = Vec::new();
     for e in [8i128, 16] {
@@ -232,7 +232,7 @@ fn stepped_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let mids = (1..).map(|k| e << k).take_while(|&m| m < e2).flat_map(|m| [(s, m), (1 - s, m)]);
                 let cands = mids.map(|(sm, m)| Tm::op("cast", sm, m, vec![s2, e2], vec![Tm::op("cast", s, e, vec![sm, m], vec![Tm::X(0)])]));
                 let Some(rhs) = cands.into_iter().find(|t| agrees_unary(halide, "cast", &generics, e, 0x7374_6570, t)) else { continue };
-                let ns = widening_lanes(e, e2);
+                let ns = widening_lanes(e, e2, regs);
                 out.push(Split {
                     op: "cast".into(),
                     name: format!("{PREFIX}cast-{}{e}-{}{e2}", letter(s), letter(s2)),
@@ -366,7 +366,7 @@ fn is_identity(halide: &SpecLibrary, h: &str, h_s2: bool, s: i128, w: i128, k: &
 }
 
 /// Saturating casts into a type at least as wide.
-fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
+fn saturating_widenings(halide: &SpecLibrary, regs: super::Registers) -> Vec<Split> {
     let same: Vec<String> = uniform_ops(halide).into_iter().filter(|(_, s2)| !*s2).map(|(op, _)| op).collect();
     let letter = super::sign_letter;
     let mut out = Vec::new();
@@ -384,7 +384,7 @@ fn saturating_widenings(halide: &SpecLibrary) -> Vec<Split> {
                 let consts = [0i128, 1, (1 << (e - 1)) - 1, (1 << e) - 1];
                 let clamped = same.iter().flat_map(|v| consts.iter().map(move |&k| Tm::op("cast", s, e, vec![s2, e2], vec![Tm::op(v, s, e, vec![], vec![Tm::X(0), Tm::Const(s, e, k)])])));
                 let Some(rhs) = std::iter::once(plain).chain(clamped).find(|t| agrees_unary(halide, "saturating_cast", &generics, e, 0x7361_7477, t)) else { continue };
-                let ns = widening_lanes(e, e2);
+                let ns = widening_lanes(e, e2, regs);
                 out.push(Split {
                     op: "saturating_cast".into(),
                     name: format!("{PREFIX}saturating_cast-{}{e}-{}{e2}", letter(s), letter(s2)),
@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn widened_forms_are_found() {
         let (halide, _) = super::super::test_libraries();
-        let all = widenings(&halide);
+        let all = widenings(&halide, crate::legalize::Registers::x86());
         let rhs = |name: &str| all.iter().find(|s| s.name == name).map(|s| s.rhs.clone()).unwrap_or_else(|| panic!("{name} not found: {:#?}", all.iter().map(|s| &s.name).collect::<Vec<_>>()));
         // The 8-bit multiply is the 16-bit one narrowed.
         assert_eq!(rhs("synth.widened-mul-u8.a"), "(cast (t 0 16 ?n) 0 8 (mul (t 0 16 ?n) (cast (t 0 8 ?n) 0 16 ?x0) (cast (t 0 8 ?n) 0 16 ?x1)))");

@@ -36,6 +36,8 @@ pub struct Options {
     pub rules_out: Option<PathBuf>,
     pub include_unverified: bool,
     pub cpu_features: Option<String>,
+    /// abstract: without the legalization templates (small runs).
+    pub no_legalize: bool,
     /// Folder for the CSV reports, checkpoints and intermediate rule files.
     pub out_dir: PathBuf,
     /// The verdict cache shared with `misaal verify`.
@@ -249,10 +251,12 @@ fn whole(args: &Options, limits: Limits) -> Result<Report, String> {
         }
     }
     let ck_path = pipeline::path(&args.out_dir, &args.target);
-    let mut ck = PipelineCheckpoint::new(digest.clone());
+    // The abstract phase's output depends on --no-legalize as well.
+    let pipeline_digest = if args.no_legalize { format!("{digest};no-legalize") } else { digest.clone() };
+    let mut ck = PipelineCheckpoint::new(pipeline_digest.clone());
     if args.resume && ck_path.exists() {
         let old = PipelineCheckpoint::load(&ck_path).map_err(|e| format!("error: {e}"))?;
-        if old.digest != digest {
+        if old.digest != pipeline_digest {
             return Err(format!("error: {} is from another configuration or spec set; run without --resume to start over", ck_path.display()));
         }
         println!("resuming from {}", ck_path.display());

@@ -371,7 +371,8 @@ pub(super) fn abstract_phase(args: &Options) -> Result<PhaseReport, String> {
     };
     let pb = spinner("abstract");
     pb.set_message(format!("{} concrete rules: templates, every instance proved", concrete.len()));
-    let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, true));
+    let with_legalize = !args.no_legalize;
+    let out = pool.install(|| abstract_run(t, &concrete, &lib, &halide, &cfg, &cache, &header, with_legalize));
     pb.finish_and_clear();
     let _ = cache.lock().expect("cache").save();
     let out = out?;
