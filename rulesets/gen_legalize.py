@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes the `legalize` section of the hand-written rulesets/x86_hand.egg
-(between its markers); with --target arm or --target hvx, that of
-rulesets/arm_hand.egg or hvx_hand.egg (rulesets/x86.egg, arm.egg and hvx.egg
-are written by `misaal synth`).
+(between its markers), the rediscovery corpus, so that `--rules
+rulesets/x86_hand.egg` compiles wide vectors too. The rule files the
+compiler loads by default (rulesets/x86.egg, arm.egg and hvx.egg) get their
+legalization from `misaal synth` (synth/src/legalize), for each target's
+registers; ARM's and HVX's hand files no longer carry any.
 
 Legalization splits a Halide op on vectors wider than a register into the
 same op on the two halves, concatenated: op<2n>(a, b) = concat(op<n>(lo a,
@@ -15,16 +17,12 @@ committed, so the rule file stays the one source the compiler reads.
 """
 import pathlib, re, sys
 
-# --target arm writes rulesets/arm_hand.egg's section: NEON has 64-bit D and
-# 128-bit Q registers, so an op splits while its widest half (operands or
-# result) is at least a Q register, down to halves of 64 bits (a widening
-# op's 64-bit operands, a narrowing op's 64-bit result). x86 splits while
-# every half is at least 128 bits.
-TARGET = sys.argv[sys.argv.index("--target") + 1] if "--target" in sys.argv else "x86"
-assert TARGET in ("x86", "arm", "hvx"), TARGET
-# --target hvx: HVX registers are 1024 bits (pairs 2048), so an op splits
-# while every half is at least one vector register, as on x86.
-REG = 1024 if TARGET == "hvx" else 128
+if "--target" in sys.argv and sys.argv[sys.argv.index("--target") + 1] != "x86":
+    sys.exit("gen_legalize.py writes x86_hand.egg only: ARM's and HVX's legalization is "
+             "synthesized (`misaal synth --target arm|hvx` writes it into arm.egg and hvx.egg)")
+TARGET = "x86"
+# x86 splits while every half is at least 128 bits (an xmm register).
+REG = 128
 
 # Halves of n lanes: every operand piece at least 128 bits (a register),
 # the whole at most 4096 bits.
@@ -36,44 +34,23 @@ def lo(ty_s, bw, x):
 def hi(ty_s, bw, x):
     return f"(slice (t {ty_s} {bw} ?n) (* 2 ?n) ?n 1 {x})"
 
-def even(ty_s, bw, x):
-    return f"(slice (t {ty_s} {bw} ?n) (* 2 ?n) 0 2 {x})"
-
-def odd(ty_s, bw, x):
-    return f"(slice (t {ty_s} {bw} ?n) (* 2 ?n) 1 2 {x})"
-
-# Lane-wise op shapes met by rule() (halves splits only), for pad_rules().
-SHAPES = []
-
-def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None, least=None, parity=None):
-    """args: list of (var, sign, bits) for the vector operands. With
-    `parity`, the halves are the even and odd lanes, interleaved back."""
-    parity = PARITY if parity is None else parity
-    if not parity:
-        SHAPES.append((name, lhs_head, args, out_s, out_bw, rhs_head, conds))
+def rule(name, lhs_head, args, out_s, out_bw, rhs_head, conds, comment=None):
+    """args: list of (var, sign, bits) for the vector operands."""
     a = " ".join(v for v, _, _ in args)
-    pieces = (even, odd) if parity else (lo, hi)
+    pieces = (lo, hi)
     half = lambda side: " ".join(pieces[side](s, b, v) for v, s, b in args)
-    join = f"(interleave (t {out_s} {out_bw} ?n)" if parity else f"(concat (t {out_s} {out_bw} ?n) ?n"
+    join = f"(concat (t {out_s} {out_bw} ?n) ?n"
     rhs = (f"{join}\n"
            f"           ({rhs_head} {half(0)})\n"
            f"           ({rhs_head} {half(1)}))")
     # Element widths are ?bw or (* 2 ?bw); bools (1) do not bound the split.
     factors = [2 if b == "(* 2 ?bw)" else 1 for _, _, b in args + [(None, None, out_bw)] if b != "1"]
-    # x86: every half at least 128 bits; ARM: the widest half at least 128.
-    least = least or ("(* 2 ?bw)" if TARGET == "arm" and max(factors) == 2 else "?bw")
-    when = f"{LANES} (>= (* ?n {least}) {REG}) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
+    # Every half at least 128 bits.
+    when = f"{LANES} (>= (* ?n ?bw) {REG}) (<= (* ?n ?bw) {2048 // max(factors)})" + (" " + conds if conds else "")
     head = f"; {comment}\n" if comment else ""
-    kind = "parity" if parity else "split"
-    return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"{TARGET}.{kind}-{name}\" :ruleset {TARGET})\n"
+    return f"{head}(rewrite ({lhs_head} {a})\n         {rhs}\n  :when ({when}) :name \"{TARGET}.split-{name}\" :ruleset {TARGET})\n"
 
 out = []
-# HVX also splits by parity: op(a, b) = interleave(op(even a, even b),
-# op(odd a, odd b)). HVX widening instructions give the even and odd lanes
-# in two registers and its narrowing ones take them so, as Halide's own
-# HVX backend keeps them: with these splits, a chain of widening, lane-wise
-# and narrowing ops needs no vshuff/vdeal to restore lane order between.
-PARITY = False
 
 def lane_rules():
     # Binary ops of one type <S, E, N>.
@@ -103,21 +80,8 @@ def lane_rules():
                         f"{op} (t ?sign ?bw ?n)", "(<= ?bw 32)"))
     # Conversions <S, E, N, S2, E2>.
     for op in ["cast", "saturating_cast"]:
-        if TARGET == "x86":
-            out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                            f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (!= ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
-        elif TARGET == "hvx":
-            # Every half a register: the narrower side's half at least 1024 bits.
-            out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                            f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (<= (* ?n ?bw2) 2048)"))
-            out.append(rule(op + "-narrow", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                            f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (> ?bw ?bw2) (>= (* ?n ?bw2) 1024)"))
-        else:
-            # Widening: the result's half is the wider; narrowing: the operand's.
-            out.append(rule(op + "-widen", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                            f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (< ?bw ?bw2) (<= (* ?n ?bw2) 2048)", least="?bw2"))
-            out.append(rule(op + "-narrow", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
-                            f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (> ?bw ?bw2)"))
+        out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2", [("?a", "?sign", "?bw")], "?sign2", "?bw2",
+                        f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", "(in ?sign2 0 1) (in ?bw2 8 16 32 64) (!= ?bw ?bw2) (>= (* ?n ?bw2) 128) (<= (* ?n ?bw2) 2048)"))
     # Fixed-point multiplies: the shift amount q is unsigned.
     for op in ["mul_shift_right", "rounding_mul_shift_right"]:
         out.append(rule(op, f"{op} (t ?sign ?bw (* 2 ?n))", [("?a", "?sign", "?bw"), ("?b", "?sign", "?bw"), ("?q", "0", "?bw")], "?sign", "?bw",
@@ -130,70 +94,11 @@ def lane_rules():
                     "select (t ?sign ?bw ?n)", ""))
 
 lane_rules()
-if TARGET == "hvx":
-    PARITY = True
-    lane_rules()
-    PARITY = False
-
-# HVX: an op on vectors narrower than a register (u8x64, i16x32 operands)
-# runs on a register holding the value twice, and its low part is the
-# result: op<n>(a, b) = slice lo n (op<2n>(concat(a, a), concat(b, b)))
-# ("pad"). The duplicate is what makes it provable: no lane is undefined.
-# A lane-wise op keeps the halves equal, op<2n>(concat(a, a), concat(b, b))
-# = concat(op<n>(a, b), op<n>(a, b)) ("dup"), so a chain of padded ops
-# stays in registers: the next op's concat(x, x) is the last op's <2n>
-# form. (Rooted at the op, not at concat: the compiler loads rules by the
-# ops a kernel has, and every dup rule rooted at concat made max_pool load
-# 351 instances and spend seconds settling their verdicts.) Both apply while every part of the <2n> op is at most a pair, some
-# operand or result of the <n> op is narrower than a register, and that
-# narrowest part is at least 256 bits (u8x32); a 256-bit op pads twice.
-def pad(name, head_n, head_2n, args, out_s, out_bw, widest, narrowest, conds):
-    cc = lambda s, b, v: f"(concat (t {s} {b} ?n) ?n {v} {v})"
-    a = " ".join(v for v, _, _ in args)
-    padded = f"({head_2n} {' '.join(cc(s, b, v) for v, s, b in args)})"
-    when = (f"{LANES} (<= (* ?n {widest}) 1024) (< (* ?n {narrowest}) 1024) (>= (* ?n {narrowest}) 256)"
-            + (" " + conds if conds else ""))
-    out.append(f"(rewrite ({head_n} {a})\n"
-               f"         (slice (t {out_s} {out_bw} ?n) (* 2 ?n) 0 1 {padded})\n"
-               f"  :when ({when}) :name \"{TARGET}.pad-{name}\" :ruleset {TARGET})\n"
-               f"(rewrite {padded}\n"
-               f"         (concat (t {out_s} {out_bw} ?n) ?n ({head_n} {a}) ({head_n} {a}))\n"
-               f"  :when ({when}) :name \"{TARGET}.dup-{name}\" :ruleset {TARGET})\n")
-
-if TARGET == "hvx":
-    for name, head_2n, args, out_s, out_bw, head_n, conds in list(SHAPES):
-        bws = [b for _, _, b in args] + [out_bw]
-        if "1" in bws or name.startswith("cast") or name.startswith("saturating_cast"):
-            continue
-        widest = "(* 2 ?bw)" if "(* 2 ?bw)" in bws else "?bw"
-        pad(name, head_n, head_2n, args, out_s, out_bw, widest, "?bw", conds)
-    for op in ["cast", "saturating_cast"]:
-        head_n, head_2n = f"{op} (t ?sign ?bw ?n) ?sign2 ?bw2", f"{op} (t ?sign ?bw (* 2 ?n)) ?sign2 ?bw2"
-        pad(op + "-widen", head_n, head_2n, [("?a", "?sign", "?bw")], "?sign2", "?bw2", "?bw2", "?bw",
-            "(in ?sign2 0 1) (in ?bw2 8 16 32) (< ?bw ?bw2)")
-        pad(op + "-narrow", head_n, head_2n, [("?a", "?sign", "?bw")], "?sign2", "?bw2", "?bw", "?bw2",
-            "(in ?sign2 0 1) (in ?bw2 8 16 32) (> ?bw ?bw2)")
-    out.append("; A broadcast narrower than a register is the low part of a wider one.\n"
-               "(rewrite (broadcast (t ?sign ?bw ?n) ?x)\n"
-               "         (slice (t ?sign ?bw ?n) (* 2 ?n) 0 1 (broadcast (t ?sign ?bw (* 2 ?n)) ?x))\n"
-               f"  :when ({LANES} (in ?bw 8 16 32) (< (* ?n ?bw) 1024) (>= (* ?n ?bw) 256)) :name \"{TARGET}.pad-broadcast\" :ruleset {TARGET})\n"
-               "(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
-               "         (concat (t ?sign ?bw ?n) ?n (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
-               f"  :when ({LANES} (in ?bw 8 16 32) (< (* ?n ?bw) 1024) (>= (* ?n ?bw) 256)) :name \"{TARGET}.dup-broadcast\" :ruleset {TARGET})\n")
 
 # A broadcast splits into two broadcasts of the same scalar.
 out.append("(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
            "         (concat (t ?sign ?bw ?n) ?n (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
            f"  :when ({LANES} (>= (* ?n ?bw) {REG}) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.split-broadcast\" :ruleset {TARGET})\n")
-if TARGET == "hvx":
-    out.append("(rewrite (broadcast (t ?sign ?bw (* 2 ?n)) ?x)\n"
-               "         (interleave (t ?sign ?bw ?n) (broadcast (t ?sign ?bw ?n) ?x) (broadcast (t ?sign ?bw ?n) ?x))\n"
-               f"  :when ({LANES} (>= (* ?n ?bw) {REG}) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.parity-broadcast\" :ruleset {TARGET})\n")
-    out.append("; The even (odd) lanes of an interleave are its first (second) operand.\n"
-               "(rewrite (slice (t ?sign ?bw ?n) (* 2 ?n) 0 2 (interleave (t ?sign ?bw ?n) ?a ?b)) ?a\n"
-               f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.even-interleave\" :ruleset {TARGET})\n"
-               "(rewrite (slice (t ?sign ?bw ?n) (* 2 ?n) 1 2 (interleave (t ?sign ?bw ?n) ?a ?b)) ?b\n"
-               f"  :when ({LANES} (in ?bw 1 8 16 32 64) (<= (* ?n ?bw) 2048)) :name \"{TARGET}.odd-interleave\" :ruleset {TARGET})\n")
 # Reductions by groups of F: each half of the result reduces its own half.
 for op in ["vector_reduce_add", "vector_reduce_saturating_add", "vector_reduce_min", "vector_reduce_max"]:
     out.append(f"(rewrite ({op} (t ?sign ?bw (* 2 ?n)) ?f ?a)\n"
@@ -214,9 +119,6 @@ path = pathlib.Path(__file__).with_name(f"{TARGET}_hand.egg")
 text = path.read_text()
 intro = ("; Ops on vectors wider than a register split into halves, recursively,\n"
          "; until each half fits a register the target has.\n")
-if TARGET == "hvx":
-    intro += ("; HVX also splits them into even and odd lanes (`parity-*`): its widening\n"
-              "; instructions give those two halves, and its narrowing ones take them.\n")
 section = BEGIN + intro + "\n".join(out) + END
 if BEGIN in text:
     text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda m: section, text, flags=re.S)

@@ -200,7 +200,7 @@ fn main() {
         trial("hvx_bench_isel_add", Box::new(isel("add", &["Q6_Wh_vsub_VubVub", "Q6_Vh_vasr_VwVwR_rnd_sat", "Q6_Vub_vsat_VhVh", "for (int32_t"], &["vshuff", "vdeal", "for (int64_t"]))),
         // u8x64 max and min (half a register) run padded: each operand
         // copied twice into an aligned 128-byte temporary and loaded, the
-        // op on the whole register (hvx.pad-*, hvx.dup-*), the low half
+        // op on the whole register (synth.pad-*.x2, synth.dup-*.x2), the low half
         // stored back. Without the pad rules all 24 ops fell back.
         trial("hvx_bench_isel_max_pool", Box::new(isel("max_pool", &["Q6_Vub_vmax_VubVub", "Q6_Vub_vmin_VubVub", "__attribute__((aligned(128)))"], &[]))),
         trial("hvx_bench_a_mismatch_keeps_its_artifacts", Box::new(a_mismatch_keeps_its_artifacts)),

@@ -223,9 +223,9 @@ pub const HOISTED_SHARE: f64 = 0.05;
 
 /// Whether `op` is a slice whose piece, or a concat whose two equal
 /// halves, are narrower than a register of `register_bits` (whole bytes,
-/// at most a pair): the glue that pad rules leave, HVX's (`hvx.pad-*`,
-/// under its one register width) and x86's doublings (`synth.pad-*.x2`,
-/// under the 128 bits of an xmm).
+/// at most a pair): the glue that pad rules leave (`synth.pad-*.x2`):
+/// HVX's, under its one register width, and x86's, under the 128 bits of
+/// an xmm.
 pub fn sub_register_glue(op: &Op, register_bits: i64) -> Option<Glue> {
     let Op::Halide { name, generics: g } = op else { return None };
     match (name.as_str(), &g[..]) {

@@ -359,8 +359,13 @@ pub struct Registers {
 impl Registers {
     pub fn of(isa: &misaal_rulesets::TargetIsa) -> Self {
         let narrowest = isa.vector_widths.iter().copied().min().unwrap_or(128);
-        let widest = isa.vector_widths.iter().copied().max().unwrap_or(128);
-        Registers { fill: narrowest.max(128), narrowest, parity: isa.pair_bits > 0, widest }
+        let (fill, top) = (narrowest.max(128), isa.vector_widths.iter().copied().max().unwrap_or(128));
+        // NEON's widest register is the one it fills: its identities reach
+        // two (256 bits: an 8-bit multiply-shift of 16 lanes computed at 16
+        // bits), which the splits then halve. HVX's pairs are registers of
+        // their own and splits handle them.
+        let widest = if top == fill && isa.pair_bits == 0 { 2 * fill } else { top };
+        Registers { fill, narrowest, parity: isa.pair_bits > 0, widest }
     }
 }
 
@@ -371,7 +376,10 @@ impl Registers {
 /// slice-of-concat identities.
 pub fn splits(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
     let mut out = split_templates(halide, regs);
-    out.extend(pad::pads(halide, regs.fill));
+    // Doubled up to the narrowest register: a NEON D register holds a
+    // 64-bit vector, and doubling one into a Q register would loop with
+    // the split of a widening op into D halves.
+    out.extend(pad::pads(halide, regs.narrowest));
     // Mixed-width ops rewritten to same-type ops over casts (searched).
     out.extend(expand::expansions(halide));
     out.extend(expand::amount_expansions(halide, regs));
@@ -381,7 +389,7 @@ pub fn splits(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
     out.extend(widen::widenings(halide, regs));
     out.extend(divide::divisions(halide, regs));
     out.extend(select_width::selects(halide, regs));
-    out.extend(slice_concat());
+    out.extend(slice_concat(regs.parity));
     // A template with no instance at these registers (a widening whose
     // wide type fills none of them) is not written.
     out.retain(|s| s.free.iter().all(|(_, d)| !d.is_empty()));
@@ -491,21 +499,29 @@ fn split_templates(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
 }
 
 /// `slice(concat(a, b))` is `a` or `b`: the identities that cancel a
-/// split's halves against the concat of the op before it.
-fn slice_concat() -> Vec<Split> {
+/// split's halves against the concat of the op before it; with `parity`,
+/// the even (odd) lanes of `interleave(a, b)` are `a` (`b`), for the
+/// parity splits.
+fn slice_concat(parity: bool) -> Vec<Split> {
     let mut out = Vec::new();
-    for (part, start, pick) in [("lo", "0", "?x0"), ("hi", "?n", "?x1")] {
+    let blocks = [("concat", "lo", "0", "1", "?x0"), ("concat", "hi", "?n", "1", "?x1")];
+    let lanes = [("interleave", "even", "0", "2", "?x0"), ("interleave", "odd", "1", "2", "?x1")];
+    for (join, part, start, stride, pick) in blocks.into_iter().chain(lanes.into_iter().filter(|_| parity)) {
+        let (name, joined) = match join {
+            "concat" => (format!("synth.slice-concat-{part}"), "(concat (t ?sign2 ?bw ?n) ?n ?x0 ?x1)"),
+            _ => (format!("synth.slice-interleave-{part}"), "(interleave (t ?sign2 ?bw ?n) ?x0 ?x1)"),
+        };
         out.push(Split {
             op: "slice".into(),
-            name: format!("synth.slice-concat-{part}"),
+            name,
             // The slice's sign may differ from the concat's: a split op
             // slices every operand at its own type, and a shift's amount
             // (sign ?s2) is a concat of the amount's type.
-            lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} 1 (concat (t ?sign2 ?bw ?n) ?n ?x0 ?x1))"),
+            lhs: format!("(slice (t ?sign ?bw ?n) (* 2 ?n) {start} {stride} {joined})"),
             rhs: pick.into(),
             conds: vec!["(<= (* ?n ?bw) 2048)".into()],
             free: vec![("sign".into(), vec![0, 1]), ("sign2".into(), vec![0, 1]), ("bw".into(), vec![1, 8, 16, 32, 64]), ("n".into(), vec![2, 4, 8, 16, 32, 64, 128])],
-            provenance: "phase legalize; swizzle identity: the slice's lanes are exactly one concat operand's (bits only: the two types' signs may differ)".into(),
+            provenance: format!("phase legalize; swizzle identity: the slice's lanes are exactly one {join} operand's (bits only: the two types' signs may differ)"),
         });
     }
     out

@@ -43,11 +43,11 @@ pub const FAMILIES: [(&str, i128, i128, &[i128]); 3] = [("x3", 4, 3, &[3, 6, 12,
 const PADDED_BITS: i128 = 2 * super::SPLIT_HALF_BITS;
 
 /// The power-of-two lane counts doubled (`x2`) where a vector side of the
-/// op is narrower than `fill` bits, the narrowest register the target
-/// fills ([`super::Registers::fill`]: x86's xmm and NEON's Q, 128; HVX's vector,
-/// 1,024), so that a chain of doublings reaches one: every count whose
-/// byte lanes are narrower (2, 4 and 8 lanes at 128 bits; up to 64 at
-/// 1,024).
+/// op is narrower than `fill` bits, the target's narrowest register
+/// ([`super::Registers::narrowest`]: x86's xmm, 128; NEON's D, 64; HVX's
+/// vector, 1,024), so that a chain of doublings reaches one: every count
+/// whose byte lanes are narrower (2, 4 and 8 lanes at 128 bits; up to 64
+/// at 1,024).
 pub fn doubling_lanes(fill: i128) -> Vec<i128> {
     (1..=7).map(|k| 1i128 << k).filter(|n| n * 8 < fill).collect()
 }
@@ -213,7 +213,8 @@ mod tests {
         assert_eq!(doubling_lanes(1024), vec![2, 4, 8, 16, 32, 64]);
         let (x86, arm, hvx) = (Registers::of(&misaal_rulesets::X86), Registers::of(&misaal_rulesets::ARM), Registers::of(&misaal_rulesets::HVX));
         assert_eq!((x86.fill, x86.narrowest, x86.parity), (128, 128, false));
-        assert_eq!((arm.fill, arm.narrowest, arm.parity), (128, 64, false));
+        assert_eq!((arm.fill, arm.narrowest, arm.parity, arm.widest), (128, 64, false, 256));
+        assert_eq!((x86.widest, hvx.widest), (512, 1024));
         assert_eq!((hvx.fill, hvx.narrowest, hvx.parity), (1024, 1024, true));
         let s = splits(&halide, hvx);
         let add = s.iter().find(|s| s.name == "synth.pad-add.x2").expect("add doubles");
@@ -226,16 +227,21 @@ mod tests {
         assert!(parity.rhs.starts_with("(interleave (t ?sign ?bw ?n) (add (t ?sign ?bw ?n) (slice (t ?sign ?bw ?n) (* 2 ?n) 0 2 ?x0)"), "{}", parity.rhs);
         assert_eq!(parity.conds, split.conds);
         assert!(s.iter().any(|s| s.name == "synth.slice-concat-hi"));
+        let odd = s.iter().find(|s| s.name == "synth.slice-interleave-odd").expect("the odd lanes of an interleave");
+        assert_eq!((odd.lhs.as_str(), odd.rhs.as_str()), ("(slice (t ?sign ?bw ?n) (* 2 ?n) 1 2 (interleave (t ?sign2 ?bw ?n) ?x0 ?x1))", "?x1"));
         assert!(s[0].text("hvx", "n", &s[0].free).ends_with(":ruleset hvx)"));
         // x86 has no parity splits and no variants per side.
         let x = splits(&halide, x86);
-        assert!(!x.iter().any(|s| s.name.starts_with("synth.parity-") || s.name == "synth.split-add.side1"));
+        assert!(!x.iter().any(|s| s.name.starts_with("synth.parity-") || s.name.starts_with("synth.slice-interleave-") || s.name == "synth.split-add.side1"));
     }
 
     #[test]
     fn arm_splits_a_widening_cast_into_d_register_halves() {
         let (halide, _) = super::super::test_libraries();
         let s = super::super::splits(&halide, super::super::Registers::of(&misaal_rulesets::ARM));
+        // A 64-bit vector is a D register: only narrower ones are doubled.
+        let add = s.iter().find(|s| s.name == "synth.pad-add.x2").expect("add doubles");
+        assert!(add.conds.contains(&"(< (* ?n ?bw) 64)".to_string()), "{:?}", add.conds);
         // The operand's side fills a Q register, or, in the second
         // template, only the result's does (u8x16 to u16x16: two D halves).
         let first = s.iter().find(|s| s.name == "synth.split-cast").expect("cast splits");
