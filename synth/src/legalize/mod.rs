@@ -281,6 +281,18 @@ impl LaneOp {
         s
     }
 
+    /// The widths of the vector sides, operands then result, over `?n`
+    /// (`(* ?n ?bw)`), each once; a bool side has none.
+    pub fn sides(&self) -> Vec<String> {
+        let mut sides: Vec<String> = vec![];
+        for w in self.operands.iter().filter_map(|(_, w)| w.map(|(e, l)| format!("(* {l} {e})"))).chain([format!("(* ?n {})", self.out_e)]) {
+            if !w.ends_with(" 1)") && !sides.contains(&w) {
+                sides.push(w);
+            }
+        }
+        sides
+    }
+
     /// The free variables and their domains, with `n` for `?n`.
     pub fn free(&self, n: Vec<i128>) -> Vec<(String, Vec<i128>)> {
         let mut free = vec![("sign".to_string(), vec![0, 1]), ("bw".to_string(), vec![8, 16, 32, 64]), ("n".to_string(), n)];
@@ -435,12 +447,7 @@ fn split_templates(halide: &SpecLibrary, regs: Registers) -> Vec<Split> {
         // Where halves may be narrower than the filled register (NEON's D),
         // one template per side that is the first to fill one, so that no
         // instance is written twice; elsewhere every half fills one.
-        let mut sides: Vec<String> = vec![];
-        for w in operands.iter().filter_map(|(_, w)| w.map(|(e, l)| format!("(* {l} {e})"))).chain([format!("(* ?n {out_e})")]) {
-            if !w.ends_with(" 1)") && !sides.contains(&w) {
-                sides.push(w);
-            }
-        }
+        let sides = lop.sides();
         let variants: Vec<(String, Vec<String>)> = if low == regs.fill {
             vec![(String::new(), vec![])]
         } else {

@@ -104,12 +104,7 @@ pub fn pads(halide: &SpecLibrary, fill: i128) -> Vec<Split> {
         // vector operand grouped by `?f` (a reduction's are `?n`).
         let (out_e, out_sign) = (lop.out_e, sign_of(&lop, lop.out_e));
         // The widths of the vector sides (a bool side has none), over `?n`.
-        let mut sides: Vec<String> = vec![];
-        for e in lop.operands.iter().filter_map(|(_, w)| w.map(|(e, l)| format!("(* {l} {e})"))).chain([format!("(* ?n {out_e})")]) {
-            if !e.ends_with(" 1)") && !sides.contains(&e) {
-                sides.push(e);
-            }
-        }
+        let sides = lop.sides();
         let widths: Vec<String> = sides.iter().map(|w| at(w, "?m")).collect();
         let provenance = format!("phase legalize; lane facts of Halide `{op}`: output lane i reads only lane i of each vector operand");
         // Lanes of 8 to 64 bits (`LaneOp::free`'s widths): 64-bit lanes too,
